@@ -1,0 +1,320 @@
+"""The planner's view of a problem: blocks, in scaled bytes and compressed time.
+
+A *block* is a root buffer plus every buffer aliased into it; planners give a block one pool and
+one offset, and every member follows at its displacement. A block occupies a set of disjoint
+*pieces* ``(start, end, lo, hi)`` relative to its offset: the union, moment by moment, of the
+bytes its live members cover. A plain buffer is a block with one piece.
+
+Preprocessing that every planner shares (DESIGN.md, "The exact engine"):
+
+* **gcd scaling**: sizes, displacements, alignments, fixed offsets and hints are divided by their
+  greatest common divisor ``scale``; capacities are floored (every offset and end is a multiple
+  of ``scale``, so ``end <= capacity`` iff ``end / scale <= capacity // scale``).
+* **time compression**: steps are replaced by their rank among the distinct piece starts and
+  ends; overlap in time is unchanged.
+* **components**: groups of blocks that share no moment can be planned independently.
+
+Arrays are numpy ``int64``; ``-1`` stands for "none" in ``fixed`` and ``hint``.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .plan import Placement, Plan, ensure_valid
+from .problem import Problem, lcm
+
+__all__ = ["Blocks", "make_blocks"]
+
+
+@dataclass(frozen=True, eq=False)
+class Blocks:
+    """Blocks of a problem (see the module docstring). Build with :func:`make_blocks`."""
+
+    problem: Problem
+    scale: int
+    times: np.ndarray  # times[rank] = original step
+    root: np.ndarray  # buffer index of each block's root
+    start: np.ndarray  # block span, in ranks
+    end: np.ndarray
+    size: np.ndarray  # scaled; max piece hi
+    alignment: np.ndarray  # scaled; lcm of members' alignments
+    fixed: np.ndarray  # scaled fixed offset or -1
+    hint: np.ndarray  # scaled hint or -1
+    pools: tuple[tuple[int, ...], ...]  # candidate pool indices, first preferred
+    piece_ptr: np.ndarray  # pieces of block i: piece_ptr[i]:piece_ptr[i+1]
+    piece_start: np.ndarray
+    piece_end: np.ndarray
+    piece_lo: np.ndarray
+    piece_hi: np.ndarray
+    member_ptr: np.ndarray  # members of block i: member_ptr[i]:member_ptr[i+1], root first
+    member: np.ndarray  # buffer index
+    member_disp: np.ndarray  # displacement in bytes (not scaled)
+    pool_capacity: np.ndarray  # scaled (floored) or -1
+    pool_alignment: np.ndarray  # scaled
+    pool_cost: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.root)
+
+    @property
+    def n_pools(self) -> int:
+        return len(self.pool_capacity)
+
+    @property
+    def single_piece(self) -> bool:
+        """True when every block is one rectangle (no aliases): the common fast path."""
+        return len(self.piece_start) == len(self.root)
+
+    def pieces(self, i: int) -> np.ndarray:
+        """Pieces of block ``i`` as rows ``(start, end, lo, hi)``."""
+        a, b = self.piece_ptr[i], self.piece_ptr[i + 1]
+        return np.stack([self.piece_start[a:b], self.piece_end[a:b], self.piece_lo[a:b],
+                         self.piece_hi[a:b]], axis=1)
+
+    def align_in(self, i: int, pool: int) -> int:
+        """Scaled alignment of block ``i`` when it lands in ``pool``."""
+        a, p = int(self.alignment[i]), int(self.pool_alignment[pool])
+        return a * p // math.gcd(a, p)
+
+    def components(self) -> list[np.ndarray]:
+        """Block indices grouped into components that share no moment, in time order."""
+        n = len(self)
+        if n == 0:
+            return []
+        order = np.lexsort((self.end, self.start))
+        ends = np.maximum.accumulate(self.end[order])
+        cut = np.nonzero(self.start[order][1:] >= ends[:-1])[0] + 1
+        return [np.sort(part) for part in np.split(order, cut)]
+
+    def time_overlap(self, i: int, j: int) -> bool:
+        """Whether some piece of block ``i`` shares a moment with some piece of block ``j``."""
+        if self.start[i] >= self.end[j] or self.start[j] >= self.end[i]:
+            return False
+        a0, a1 = self.piece_ptr[i], self.piece_ptr[i + 1]
+        b0, b1 = self.piece_ptr[j], self.piece_ptr[j + 1]
+        if a1 - a0 == 1 and b1 - b0 == 1:
+            return True
+        for p in range(a0, a1):
+            for q in range(b0, b1):
+                if (self.piece_start[p] < self.piece_end[q]
+                        and self.piece_start[q] < self.piece_end[p]):
+                    return True
+        return False
+
+    def to_plan(
+        self,
+        block_pool: np.ndarray | list[int],
+        block_offset: np.ndarray | list[int],
+        *,
+        planner: str,
+        started: float | None = None,
+        seconds: float | None = None,
+        lower_bound: int | None = None,
+        status: str | None = None,
+        stats: dict | None = None,
+    ) -> Plan:
+        """The checked plan that puts block ``i`` in pool ``block_pool[i]`` at scaled offset
+        ``block_offset[i]``; members follow at their displacements.
+
+        ``lower_bound`` defaults to the max-load bound of :mod:`cpplan.bounds`. Raises
+        :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
+        """
+        from .bounds import objective_lower_bound
+
+        problem = self.problem
+        names = [p.name for p in problem.pools]
+        pool_l = np.asarray(block_pool, dtype=np.int64).tolist()
+        off_l = (np.asarray(block_offset, dtype=np.int64) * self.scale).tolist()
+        placements: dict[str, Placement] = {}
+        buffers = problem.buffers
+        ptr = self.member_ptr.tolist()
+        mem = self.member.tolist()
+        disp = self.member_disp.tolist()
+        for i in range(len(pool_l)):
+            pool, off = names[pool_l[i]], off_l[i]
+            for k in range(ptr[i], ptr[i + 1]):
+                placements[buffers[mem[k]].id] = Placement(pool, off + disp[k])
+        if lower_bound is None:
+            lower_bound = objective_lower_bound(problem)
+        if seconds is None:
+            seconds = _time.perf_counter() - started if started is not None else 0.0
+        plan = Plan.build(problem, placements, planner=planner, seconds=seconds,
+                          lower_bound=lower_bound, status=status, stats=stats)
+        return ensure_valid(problem, plan)
+
+
+def make_blocks(problem: Problem) -> Blocks:
+    """Blocks of ``problem`` with gcd scaling and time compression (see module docstring)."""
+    buffers = problem.buffers
+    n = len(buffers)
+    pool_names = [p.name for p in problem.pools]
+    pidx = problem.pool_index
+    all_pools = tuple(range(len(pool_names)))
+
+    size = np.fromiter((b.size for b in buffers), np.int64, n)
+    start = np.fromiter((b.start for b in buffers), np.int64, n)
+    end = np.fromiter((b.end for b in buffers), np.int64, n)
+    align = np.fromiter((b.alignment for b in buffers), np.int64, n)
+    fixed = np.fromiter((-1 if b.offset is None else b.offset for b in buffers), np.int64, n)
+    hint = np.fromiter((-1 if b.hint is None else b.hint for b in buffers), np.int64, n)
+    cand = [tuple(pidx[p] for p in b.pools) if b.pools else all_pools for b in buffers]
+
+    # Blocks: roots in buffer order; members root first, then aliases in buffer order.
+    root_of = problem.root_of
+    if root_of:
+        index = problem.index
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for i, b in enumerate(buffers):
+            if b.id in root_of:
+                r, d = root_of[b.id]
+                groups.setdefault(index[r], []).append((i, d))
+        roots = [i for i, b in enumerate(buffers) if b.id not in root_of]
+        member_ptr = [0]
+        member: list[int] = []
+        member_disp: list[int] = []
+        for r in roots:
+            member.append(r)
+            member_disp.append(0)
+            for i, d in groups.get(r, ()):
+                member.append(i)
+                member_disp.append(d)
+            member_ptr.append(len(member))
+        root = np.asarray(roots, np.int64)
+        member_a = np.asarray(member, np.int64)
+        member_disp_a = np.asarray(member_disp, np.int64)
+        member_ptr_a = np.asarray(member_ptr, np.int64)
+    else:
+        root = np.arange(n, dtype=np.int64)
+        member_a = root
+        member_disp_a = np.zeros(n, np.int64)
+        member_ptr_a = np.arange(n + 1, dtype=np.int64)
+
+    g = _scale(size, member_disp_a, fixed[fixed > 0],
+               np.concatenate([align, [p.alignment for p in problem.pools]]))
+
+    nb = len(root)
+    if not root_of:
+        b_align = np.maximum(align // g, 1)
+        b_fixed = np.where(fixed >= 0, fixed // g, -1)
+        b_cands = tuple(cand)
+        p_start, p_end = start, end
+        p_lo = np.zeros(n, np.int64)
+        p_hi = size // g
+        piece_ptr = np.arange(n + 1, dtype=np.int64)
+    else:
+        b_align = np.empty(nb, np.int64)
+        b_fixed = fixed[root].copy()
+        b_fixed[b_fixed >= 0] //= g
+        cands_l = []
+        ps, pe, pl, ph, pptr = [], [], [], [], [0]
+        mp = member_ptr_a.tolist()
+        ml = member_a.tolist()
+        dl = member_disp_a.tolist()
+        for k in range(nb):
+            ms = ml[mp[k]:mp[k + 1]]
+            ds = dl[mp[k]:mp[k + 1]]
+            b_align[k] = max(lcm(int(align[m]) for m in ms) // g, 1)
+            rc = cand[ms[0]]
+            allowed = set(rc)
+            for m in ms[1:]:
+                allowed &= set(cand[m])
+            cands_l.append(tuple(p for p in rc if p in allowed))
+            if len(ms) == 1:
+                m = ms[0]
+                ps.append(int(start[m]))
+                pe.append(int(end[m]))
+                pl.append(0)
+                ph.append(int(size[m]) // g)
+            else:
+                for s, e, lo, hi in _footprint(
+                        [(int(start[m]), int(end[m]), d // g, (d + int(size[m])) // g)
+                         for m, d in zip(ms, ds, strict=True)]):
+                    ps.append(s)
+                    pe.append(e)
+                    pl.append(lo)
+                    ph.append(hi)
+            pptr.append(len(ps))
+        b_cands = tuple(cands_l)
+        p_start, p_end = np.asarray(ps, np.int64), np.asarray(pe, np.int64)
+        p_lo, p_hi = np.asarray(pl, np.int64), np.asarray(ph, np.int64)
+        piece_ptr = np.asarray(pptr, np.int64)
+
+    times = np.unique(np.concatenate([p_start, p_end])) if len(p_start) else np.zeros(0, np.int64)
+    p_start = np.searchsorted(times, p_start).astype(np.int64)
+    p_end = np.searchsorted(times, p_end).astype(np.int64)
+    if root_of:
+        b_start = np.minimum.reduceat(p_start, piece_ptr[:-1]) if nb else np.zeros(0, np.int64)
+        b_end = np.maximum.reduceat(p_end, piece_ptr[:-1]) if nb else np.zeros(0, np.int64)
+        b_size = np.maximum.reduceat(p_hi, piece_ptr[:-1]) if nb else np.zeros(0, np.int64)
+    else:
+        b_start, b_end, b_size = p_start, p_end, p_hi
+    b_hint = hint[root].copy()
+    b_hint[b_hint >= 0] //= g
+
+    caps = np.asarray([-1 if p.capacity is None else p.capacity // g for p in problem.pools],
+                      np.int64)
+    palign = np.asarray([max(p.alignment // g, 1) for p in problem.pools], np.int64)
+    pcost = np.asarray([p.cost for p in problem.pools], np.int64)
+    return Blocks(problem, g, times, root, b_start, b_end, b_size, b_align, b_fixed, b_hint,
+                  b_cands, piece_ptr, p_start, p_end, p_lo, p_hi, member_ptr_a, member_a,
+                  member_disp_a, caps, palign, pcost)
+
+
+def _scale(sizes: np.ndarray, displacements: np.ndarray, fixed: np.ndarray,
+           alignments: np.ndarray) -> int:
+    """The largest ``g`` that divides every size, displacement and fixed offset, and that every
+    alignment either divides or is divided by.
+
+    Then some optimal plan has every offset a multiple of ``g``: push each block down (lowest
+    first) to the top of the block below it, rounded up to its alignment; tops are sums of sizes,
+    so multiples of ``g``, and an alignment ``a`` with ``a | g`` is met by every multiple of
+    ``g``, one with ``g | a`` by rounding up to ``a``. Alignments enter as ``max(a // g, 1)``.
+    """
+    g = 0
+    for arr in (sizes, displacements, fixed):
+        if len(arr):
+            g = math.gcd(g, int(np.gcd.reduce(arr)))
+    if g == 0:
+        return 1
+    distinct = sorted({int(a) for a in np.unique(alignments)})
+    changed = True
+    while changed:
+        changed = False
+        for a in distinct:
+            if a % g and g % a:
+                g = math.gcd(g, a)
+                changed = True
+    return g
+
+
+def _footprint(rects: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Disjoint rectangles covering the union of ``rects`` (time x bytes), merged over time."""
+    points = sorted({t for r in rects for t in r[:2]})
+    out: list[tuple[int, int, int, int]] = []
+    open_runs: dict[tuple[int, int], int] = {}  # byte interval -> start of its run
+    for t0, t1 in zip(points, points[1:], strict=False):
+        live = sorted((lo, hi) for s, e, lo, hi in rects if s <= t0 < e and hi > lo)
+        merged: list[tuple[int, int]] = []
+        for lo, hi in live:
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        now = set(merged)
+        for iv in [iv for iv in open_runs if iv not in now]:
+            out.append((open_runs.pop(iv), t0, *iv))
+        for iv in merged:
+            open_runs.setdefault(iv, t0)
+    if points:
+        for iv, s in open_runs.items():
+            out.append((s, points[-1], *iv))
+    if not out:  # a block of zero-size buffers: one empty piece keeps its lifetime
+        s = min(r[0] for r in rects)
+        e = max(r[1] for r in rects)
+        out.append((s, e, 0, 0))
+    return sorted(out)

@@ -1,0 +1,153 @@
+"""The ``cpplan`` command.
+
+Every user error is one line on stderr and exit code 2, with no traceback and no half-written
+output (writers are atomic). ``cpplan check`` exits 1 when the plan is invalid.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from .errors import CpplanError
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> None:
+    click.echo(f"cpplan: error: {message}", err=True)
+    sys.exit(code)
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn cpplan's errors (and unreadable/unwritable files) into one line and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except CpplanError as e:
+            _fail(str(e))
+        except OSError as e:
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            _fail(f"{where}{e.strerror or e}")
+        except MemoryError:
+            _fail("out of memory")
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cpplan")
+def main() -> None:
+    """Plan the memory of programs with a fixed schedule, and prove how good the plan is."""
+
+
+@main.command()
+@click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
+@user_errors
+def info(problem_file: str, as_json: bool) -> None:
+    """Summarise a problem: buffers, pools, time span, lower bounds, components."""
+    from .blocks import make_blocks
+    from .bounds import max_load, objective_lower_bound, total_load
+    from .io import read_problem
+
+    problem = read_problem(problem_file)
+    blocks = make_blocks(problem)
+    loads = max_load(blocks)
+    comps = blocks.components()
+    t0, t1 = problem.time_span
+    data = {
+        "name": problem.name,
+        "buffers": len(problem.buffers),
+        "aliases": len(problem.aliases),
+        "blocks": len(blocks),
+        "fixed": sum(b.offset is not None for b in problem.buffers),
+        "bytes": sum(b.size for b in problem.buffers),
+        "time_span": [t0, t1],
+        "components": len(comps),
+        "largest_component": max((len(c) for c in comps), default=0),
+        "scale": blocks.scale,
+        "pools": [
+            {"name": p.name, "capacity": p.capacity, "alignment": p.alignment, "cost": p.cost,
+             "max_load": loads[p.name].bytes, "at_step": loads[p.name].moment,
+             "live": loads[p.name].live}
+            for p in problem.pools
+        ],
+        "lower_bound": objective_lower_bound(blocks),
+    }
+    if len(problem.pools) > 1:
+        data["total_load"] = total_load(blocks).bytes
+    if as_json:
+        click.echo(json.dumps(data, indent=1))
+        return
+    click.echo(f"{problem.name or problem_file}: {data['buffers']} buffers "
+               f"({data['aliases']} aliased, {data['fixed']} fixed) in {data['blocks']} blocks, "
+               f"{data['bytes']} bytes in all")
+    click.echo(f"time span: steps [{t0}, {t1}); {data['components']} components "
+               f"(largest {data['largest_component']} blocks); sizes share the factor "
+               f"{blocks.scale}")
+    for p in data["pools"]:
+        cap = "unbounded" if p["capacity"] is None else f"capacity {p['capacity']}"
+        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({p['live']} blocks live)"
+        click.echo(f"pool {p['name']}: {cap}, alignment {p['alignment']}, cost {p['cost']}; "
+                   f"max-load {p['max_load']}{at}")
+    if "total_load" in data:
+        click.echo(f"all pools together: max-load {data['total_load']}")
+    click.echo(f"lower bound: {data['lower_bound']}")
+
+
+@main.command()
+@click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
+@click.argument("plan_file", metavar="PLAN", type=click.Path(dir_okay=False))
+@click.option("--limit", default=20, show_default=True, help="Violations to list at most.")
+@user_errors
+def check(problem_file: str, plan_file: str, limit: int) -> None:
+    """Check a plan against its problem: exit 0 if valid, 1 listing the violations."""
+    from .io import read_plan, read_problem
+    from .plan import check as check_plan
+
+    problem = read_problem(problem_file)
+    plan = read_plan(plan_file, problem)
+    bad = check_plan(problem, plan)
+    if not bad:
+        click.echo(f"valid: {len(problem.buffers)} buffers, "
+                   + ", ".join(f"{k} height {v}" for k, v in plan.heights.items()))
+        return
+    click.echo(f"invalid: {len(bad)} violation{'s' if len(bad) > 1 else ''}", err=True)
+    for v in bad[:limit]:
+        click.echo(f"  {v.kind}: {v.message}", err=True)
+    if len(bad) > limit:
+        click.echo(f"  ... and {len(bad) - limit} more", err=True)
+    sys.exit(1)
+
+
+@main.command()
+@click.argument("source", metavar="IN", type=click.Path(dir_okay=False))
+@click.argument("target", metavar="OUT", type=click.Path(dir_okay=False))
+@click.option("--plan-of", "plan_of", type=click.Path(dir_okay=False), default=None,
+              help="IN is a plan for this problem: convert the plan.")
+@user_errors
+def convert(source: str, target: str, plan_of: str | None) -> None:
+    """Convert a problem (or, with --plan-of, a plan) between JSON and MiniMalloc CSV."""
+    from .io import read_plan, read_problem, write_plan, write_problem
+
+    if plan_of is None:
+        problem = read_problem(source)
+        write_problem(problem, target)
+        click.echo(f"wrote {target}: {len(problem.buffers)} buffers")
+    else:
+        problem = read_problem(plan_of)
+        plan = read_plan(source, problem)
+        write_plan(problem, plan, target)
+        click.echo(f"wrote {target}: plan of {len(plan.placements)} buffers")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

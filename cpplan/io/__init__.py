@@ -1,0 +1,45 @@
+"""Reading and writing problems and plans; the format follows the file extension.
+
+``.json`` is cpplan's native format (:mod:`cpplan.io.native`), ``.csv`` is MiniMalloc's
+(:mod:`cpplan.io.minimalloc`). Writers are atomic: a failed write leaves no partial file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import FormatError
+from ..plan import Plan
+from ..problem import Problem
+from . import minimalloc, native
+
+__all__ = ["read_problem", "write_problem", "read_plan", "write_plan", "FORMATS"]
+
+FORMATS = {".json": native, ".csv": minimalloc}
+
+
+def _module(path: str | Path):
+    suffix = Path(path).suffix.lower()
+    try:
+        return FORMATS[suffix]
+    except KeyError:
+        raise FormatError(f"unknown file type {suffix or '(none)'!r}; expected .json or .csv",
+                          source=str(path)) from None
+
+
+def read_problem(path: str | Path) -> Problem:
+    """The problem in ``path`` (validated; errors name the file, line and field)."""
+    return _module(path).read_problem(path)
+
+
+def write_problem(problem: Problem, path: str | Path) -> None:
+    _module(path).write_problem(problem, path)
+
+
+def read_plan(path: str | Path, problem: Problem) -> Plan:
+    """The plan in ``path`` for ``problem``; not yet checked (use :func:`cpplan.check`)."""
+    return _module(path).read_plan(path, problem)
+
+
+def write_plan(problem: Problem, plan: Plan, path: str | Path) -> None:
+    _module(path).write_plan(problem, plan, path)

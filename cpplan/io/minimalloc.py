@@ -1,0 +1,214 @@
+"""MiniMalloc's CSV format, for problems and for plans.
+
+MiniMalloc (google/minimalloc, ``src/csv_io.cc``) reads a header line and then one buffer per
+line: ``id,lower,upper,size`` with the half-open lifetime ``[lower, upper)`` and the size in
+bytes, plus optional ``alignment`` and ``hint`` columns. Its solutions are the same CSV with an
+``offset`` column. cpplan reads and writes exactly that, so plans pass between the two tools.
+
+What CSV cannot hold: pools, capacities, fixed offsets, aliases. A problem read from CSV has
+one unbounded pool; the capacity MiniMalloc is asked for is given separately (``--capacity``).
+In a plan file the ``offset`` column is the plan; cpplan adds a ``pool`` column only when the
+problem has more than one pool. Column names are matched without regard to case, and
+``begin``/``start`` and ``end`` are accepted for ``lower`` and ``upper``.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from ..errors import FormatError, ProblemError
+from ..plan import Placement, Plan
+from ..problem import Buffer, Pool, Problem
+from .atomic import write_text_atomic
+
+__all__ = ["read_problem", "read_plan", "write_problem", "write_plan", "problem_to_csv",
+           "plan_to_csv", "parse_problem"]
+
+_SYNONYMS = {"begin": "lower", "start": "lower", "end": "upper"}
+_REQUIRED = ("id", "lower", "upper", "size")
+_KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool")
+
+
+def _rows(text: str, source: str):
+    lines = text.splitlines()
+    # The first non-empty line is the header.
+    k = 0
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    if k == len(lines):
+        raise FormatError("empty file: expected a header line id,lower,upper,size", source=source,
+                          line=1)
+    header = [c.strip().lower() for c in lines[k].split(",")]
+    header = [_SYNONYMS.get(c, c) for c in header]
+    for c in _REQUIRED:
+        if c not in header:
+            raise FormatError(f"header has no {c!r} column (got {lines[k].strip()!r}); "
+                              "expected id,lower,upper,size", source=source, line=k + 1,
+                              field="header")
+    for c in header:
+        if c not in _KNOWN:
+            raise FormatError(f"unknown column {c!r}; known: {', '.join(_KNOWN)}", source=source,
+                              line=k + 1, field="header")
+    if len(set(header)) != len(header):
+        raise FormatError("a column appears twice", source=source, line=k + 1, field="header")
+    col = {c: i for i, c in enumerate(header)}
+    width = len(header)
+    for n, raw in enumerate(lines[k + 1:], start=k + 2):
+        if not raw.strip():
+            continue
+        cells = [c.strip() for c in raw.split(",")]
+        if len(cells) != width:
+            raise FormatError(f"expected {width} fields, got {len(cells)}", source=source, line=n)
+        yield n, {c: cells[i] for c, i in col.items()}
+
+
+def _int(cell: str, field: str, source: str, line: int, buffer: str | None) -> int:
+    try:
+        return int(cell)
+    except ValueError:
+        raise FormatError(f"not an integer: {cell!r}", source=source, line=line, field=field,
+                          buffer=buffer) from None
+
+
+def parse_problem(text: str, *, source: str = "<csv>", name: str = "") -> tuple[Problem, dict]:
+    """Problem from CSV text, and the per-buffer ``offset``/``pool`` cells if the file had them."""
+    buffers: list[Buffer] = []
+    seen: dict[str, int] = {}
+    solution: dict[str, tuple[str | None, int]] = {}
+    pools: list[str] = []
+    for line, row in _rows(text, source):
+        bid = row["id"]
+        if not bid:
+            raise FormatError("empty id", source=source, line=line, field="id")
+        if bid in seen:
+            raise FormatError(f"duplicate id (first on line {seen[bid]})", source=source,
+                              line=line, field="id", buffer=bid)
+        seen[bid] = line
+        kw = {f: _int(row[f], f, source, line, bid) for f in ("lower", "upper", "size")}
+        align = _int(row["alignment"], "alignment", source, line, bid) if row.get(
+            "alignment") else 1
+        hint = None
+        if row.get("hint") not in (None, "", "-1"):
+            hint = _int(row["hint"], "hint", source, line, bid)
+        try:
+            buffers.append(Buffer(bid, kw["size"], kw["lower"], kw["upper"], alignment=align,
+                                  hint=hint))
+        except ProblemError as e:
+            field = {"start": "lower", "end": "upper"}.get(e.field or "", e.field)
+            raise FormatError(e.reason, source=source, line=line, field=field,
+                              buffer=bid) from None
+        if row.get("offset") not in (None, ""):
+            pool = row.get("pool") or None
+            if pool and pool not in pools:
+                pools.append(pool)
+            solution[bid] = (pool, _int(row["offset"], "offset", source, line, bid))
+    problem_pools = tuple(Pool(p) for p in pools) if pools else (Pool(),)
+    try:
+        problem = Problem(tuple(buffers), problem_pools, name=name)
+    except ProblemError as e:
+        if e.buffer in seen:
+            raise e.located(source=source, line=seen[e.buffer]) from None
+        raise
+    return problem, solution
+
+
+def read_problem(path: str | Path) -> Problem:
+    """Problem from a MiniMalloc CSV file (an ``offset`` column, if any, is ignored)."""
+    path = Path(path)
+    text = _read(path)
+    return parse_problem(text, source=str(path), name=path.stem)[0]
+
+
+def read_plan(path: str | Path, problem: Problem) -> Plan:
+    """The plan in a MiniMalloc solution CSV (its ``offset`` column), for ``problem``.
+
+    Lines must name the problem's buffers; the plan is not checked here (see ``cpplan.check``).
+    """
+    path = Path(path)
+    text = _read(path)
+    placements: dict[str, Placement] = {}
+    default_pool = problem.pools[0].name
+    saw_offset = False
+    for line, row in _rows(text, str(path)):
+        if "offset" not in row:
+            raise FormatError("a plan needs an 'offset' column", source=str(path), line=1,
+                              field="header")
+        saw_offset = True
+        bid = row["id"]
+        if bid in placements:
+            raise FormatError("duplicate id", source=str(path), line=line, field="id", buffer=bid)
+        off = _int(row["offset"], "offset", str(path), line, bid)
+        pool = row.get("pool") or (problem.candidates(bid)[0] if bid in problem.index
+                                   else default_pool)
+        placements[bid] = Placement(pool, off)
+    if not saw_offset and not placements:
+        raise FormatError("no buffers in plan", source=str(path), line=1)
+    return Plan.build(problem, placements, planner=f"file:{path.name}", status="feasible")
+
+
+def problem_to_csv(problem: Problem) -> str:
+    out = io.StringIO()
+    extra = []
+    if any(b.alignment != 1 for b in problem.buffers):
+        extra.append("alignment")
+    if any(b.hint is not None for b in problem.buffers):
+        extra.append("hint")
+    out.write(",".join(("id", "lower", "upper", "size", *extra)) + "\n")
+    for b in problem.buffers:
+        row = [b.id, str(b.start), str(b.end), str(b.size)]
+        if "alignment" in extra:
+            row.append(str(b.alignment))
+        if "hint" in extra:
+            row.append("-1" if b.hint is None else str(b.hint))
+        out.write(",".join(row) + "\n")
+    return out.getvalue()
+
+
+def plan_to_csv(problem: Problem, plan: Plan) -> str:
+    """The problem's CSV with an ``offset`` column (and ``pool`` with several pools)."""
+    lines = problem_to_csv(problem).splitlines()
+    with_pool = len(problem.pools) > 1
+    head = lines[0] + (",pool" if with_pool else "") + ",offset"
+    body = []
+    for b, line in zip(problem.buffers, lines[1:], strict=True):
+        pl = plan.placements[b.id]
+        body.append(line + (f",{pl.pool}" if with_pool else "") + f",{pl.offset}")
+    return "\n".join([head, *body]) + "\n"
+
+
+def write_problem(problem: Problem, path: str | Path) -> None:
+    _check_csv_can_hold(problem)
+    write_text_atomic(path, problem_to_csv(problem))
+
+
+def write_plan(problem: Problem, plan: Plan, path: str | Path) -> None:
+    write_text_atomic(path, plan_to_csv(problem, plan))
+
+
+def _check_csv_can_hold(problem: Problem) -> None:
+    for b in problem.buffers:
+        if "," in b.id:
+            raise ProblemError("contains a comma, which CSV cannot hold", buffer=b.id, field="id")
+        if b.offset is not None:
+            raise ProblemError("MiniMalloc CSV cannot hold fixed offsets; write JSON instead",
+                               buffer=b.id, field="offset")
+    if problem.aliases:
+        raise ProblemError("MiniMalloc CSV cannot hold aliases; write JSON instead",
+                           field="aliases")
+    if len(problem.pools) > 1 or problem.pools[0].capacity is not None or \
+            problem.pools[0].alignment != 1:
+        raise ProblemError("MiniMalloc CSV holds one plain pool; write JSON instead",
+                           pool=problem.pools[0].name, field="pools")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError("no such file", source=str(path)) from None
+    except IsADirectoryError:
+        raise FormatError("is a directory, not a file", source=str(path)) from None
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text ({e.reason} at byte {e.start})",
+                          source=str(path)) from None

@@ -1,0 +1,217 @@
+"""cpplan's native JSON format: everything the model can express, for problems and plans.
+
+A problem file::
+
+    {"format": "cpplan-problem", "version": 1, "name": "...", "meta": {...},
+     "pools": [{"name": "sram", "capacity": 262144, "alignment": 64, "cost": 1}, ...],
+     "buffers": [{"id": "x", "size": 1024, "start": 0, "end": 3, "alignment": 64,
+                  "pools": ["sram", "dram"], "offset": 0, "hint": 0}, ...],
+     "aliases": [{"buffer": "y", "root": "x", "displacement": 512}, ...]}
+
+Fields at their defaults may be left out (``alignment`` 1, ``pools`` any, no ``offset`` or
+``hint``; a missing ``pools`` list at the top means one unbounded pool named ``default``).
+A plan file::
+
+    {"format": "cpplan-plan", "version": 1, "planner": "...", "status": "optimal",
+     "seconds": 1.2, "lower_bound": 1024, "objective": 1024, "gap": 0.0,
+     "heights": {"default": 1024}, "explanation": "", "stats": {...},
+     "placements": [{"id": "x", "pool": "default", "offset": 0}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import FormatError, ProblemError
+from ..plan import STATUSES, Placement, Plan
+from ..problem import Alias, Buffer, Pool, Problem
+from .atomic import write_text_atomic
+
+__all__ = ["problem_to_dict", "problem_from_dict", "plan_to_dict", "plan_from_dict",
+           "read_problem", "write_problem", "read_plan", "write_plan"]
+
+VERSION = 1
+_BUFFER_FIELDS = {"id", "size", "start", "end", "alignment", "pools", "offset", "hint"}
+_POOL_FIELDS = {"name", "capacity", "alignment", "cost"}
+_ALIAS_FIELDS = {"buffer", "root", "displacement"}
+
+
+def problem_to_dict(problem: Problem) -> dict[str, Any]:
+    bufs = []
+    for b in problem.buffers:
+        d: dict[str, Any] = {"id": b.id, "size": b.size, "start": b.start, "end": b.end}
+        if b.alignment != 1:
+            d["alignment"] = b.alignment
+        if b.pools:
+            d["pools"] = list(b.pools)
+        if b.offset is not None:
+            d["offset"] = b.offset
+        if b.hint is not None:
+            d["hint"] = b.hint
+        bufs.append(d)
+    out: dict[str, Any] = {"format": "cpplan-problem", "version": VERSION, "name": problem.name}
+    if problem.meta:
+        out["meta"] = problem.meta
+    out["pools"] = [{"name": p.name, "capacity": p.capacity, "alignment": p.alignment,
+                     "cost": p.cost} for p in problem.pools]
+    out["buffers"] = bufs
+    if problem.aliases:
+        out["aliases"] = [{"buffer": a.buffer, "root": a.root, "displacement": a.displacement}
+                          for a in problem.aliases]
+    return out
+
+
+def _expect(obj: Any, kind: type, what: str, source: str) -> Any:
+    if not isinstance(obj, kind):
+        raise FormatError(f"expected {kind.__name__}, got {type(obj).__name__}", source=source,
+                          field=what)
+    return obj
+
+
+def _fields(d: Any, allowed: set[str], what: str, source: str, **where: Any) -> dict:
+    if not isinstance(d, dict):
+        raise FormatError(f"expected an object, got {type(d).__name__}", source=source,
+                          field=what, **where)
+    extra = set(d) - allowed
+    if extra:
+        raise FormatError(f"unknown field {sorted(extra)[0]!r}", source=source, field=what,
+                          **where)
+    return d
+
+
+def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
+    data = _expect(data, dict, "top level", source)
+    fmt = data.get("format")
+    if fmt != "cpplan-problem":
+        raise FormatError(f"not a cpplan problem (format is {fmt!r}, expected 'cpplan-problem')",
+                          source=source, field="format")
+    if data.get("version") != VERSION:
+        raise FormatError(f"unsupported version {data.get('version')!r} (this cpplan reads "
+                          f"{VERSION})", source=source, field="version")
+    try:
+        pools = []
+        for p in _expect(data.get("pools", [{"name": "default"}]), list, "pools", source):
+            p = _fields(p, _POOL_FIELDS, "pool", source)
+            if "name" not in p:
+                raise FormatError("missing", source=source, field="pool name")
+            pools.append(Pool(p["name"], p.get("capacity"), p.get("alignment", 1),
+                              p.get("cost", 1)))
+        buffers = []
+        for k, b in enumerate(_expect(data.get("buffers"), list, "buffers", source)):
+            b = _fields(b, _BUFFER_FIELDS, f"buffers[{k}]", source)
+            for req in ("id", "size", "start", "end"):
+                if req not in b:
+                    raise FormatError("missing", source=source, field=f"buffers[{k}].{req}",
+                                      buffer=str(b.get("id")) if "id" in b else None)
+            pl = b.get("pools", ())
+            if not isinstance(pl, list | tuple):
+                raise FormatError("must be a list of pool names", source=source, field="pools",
+                                  buffer=str(b["id"]))
+            buffers.append(Buffer(b["id"], b["size"], b["start"], b["end"],
+                                  b.get("alignment", 1), tuple(pl), b.get("offset"),
+                                  b.get("hint")))
+        aliases = []
+        for k, a in enumerate(_expect(data.get("aliases", []), list, "aliases", source)):
+            a = _fields(a, _ALIAS_FIELDS, f"aliases[{k}]", source)
+            for req in ("buffer", "root"):
+                if req not in a:
+                    raise FormatError("missing", source=source, field=f"aliases[{k}].{req}")
+            aliases.append(Alias(a["buffer"], a["root"], a.get("displacement", 0)))
+        meta = _expect(data.get("meta", {}), dict, "meta", source)
+        name = data.get("name", "")
+        return Problem(tuple(buffers), tuple(pools), tuple(aliases), str(name or ""), meta)
+    except ProblemError as e:
+        if isinstance(e, FormatError):
+            raise
+        raise e.located(source=source) from None
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    return {
+        "format": "cpplan-plan", "version": VERSION, "planner": plan.planner,
+        "status": plan.status, "seconds": round(plan.seconds, 6),
+        "lower_bound": plan.lower_bound, "objective": plan.objective, "gap": plan.gap,
+        "heights": dict(plan.heights), "explanation": plan.explanation, "stats": plan.stats,
+        "placements": [{"id": k, "pool": v.pool, "offset": v.offset}
+                       for k, v in plan.placements.items()],
+    }
+
+
+def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Plan:
+    """The plan in ``data`` for ``problem`` (heights recomputed; not checked)."""
+    data = _expect(data, dict, "top level", source)
+    if data.get("format") != "cpplan-plan":
+        raise FormatError(f"not a cpplan plan (format is {data.get('format')!r})", source=source,
+                          field="format")
+    if data.get("version") != VERSION:
+        raise FormatError(f"unsupported version {data.get('version')!r}", source=source,
+                          field="version")
+    status = data.get("status", "feasible")
+    if status not in STATUSES:
+        raise FormatError(f"unknown status {status!r}", source=source, field="status")
+    placements: dict[str, Placement] = {}
+    for k, p in enumerate(_expect(data.get("placements", []), list, "placements", source)):
+        p = _fields(p, {"id", "pool", "offset"}, f"placements[{k}]", source)
+        if "id" not in p or "offset" not in p:
+            raise FormatError("needs 'id' and 'offset'", source=source, field=f"placements[{k}]")
+        bid = str(p["id"])
+        if bid in placements:
+            raise FormatError("placed twice", source=source, buffer=bid, field="placements")
+        off = p["offset"]
+        if isinstance(off, bool) or not isinstance(off, int):
+            raise FormatError(f"must be an integer, got {off!r}", source=source, buffer=bid,
+                              field="offset")
+        pool = p.get("pool") or (problem.candidates(bid)[0] if bid in problem.index
+                                 else problem.pools[0].name)
+        placements[bid] = Placement(str(pool), off)
+    if status == "infeasible":
+        return Plan.infeasible(problem, str(data.get("explanation", "")),
+                               planner=str(data.get("planner", "")))
+    lb = data.get("lower_bound")
+    plan = Plan.build(problem, placements, planner=str(data.get("planner", "")),
+                      seconds=float(data.get("seconds", 0.0)), lower_bound=lb,
+                      status="feasible" if status == "optimal" else status,
+                      explanation=str(data.get("explanation", "")),
+                      stats=data.get("stats") or {})
+    # A file's claim of optimality is kept only when its own numbers support it.
+    if status == "optimal" and lb is not None and plan.objective <= lb:
+        plan = plan.with_record(status="optimal")
+    return plan
+
+
+def _load(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError("no such file", source=str(path)) from None
+    except IsADirectoryError:
+        raise FormatError("is a directory, not a file", source=str(path)) from None
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text ({e.reason})", source=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"malformed JSON: {e.msg} (column {e.colno})", source=str(path),
+                          line=e.lineno) from None
+
+
+def read_problem(path: str | Path) -> Problem:
+    path = Path(path)
+    p = problem_from_dict(_load(path), source=str(path))
+    return p if p.name else p.replace(name=path.stem)
+
+
+def read_plan(path: str | Path, problem: Problem) -> Plan:
+    path = Path(path)
+    return plan_from_dict(_load(path), problem, source=str(path))
+
+
+def write_problem(problem: Problem, path: str | Path) -> None:
+    write_text_atomic(path, json.dumps(problem_to_dict(problem), indent=None,
+                                       separators=(",", ":")) + "\n")
+
+
+def write_plan(problem: Problem, plan: Plan, path: str | Path) -> None:
+    write_text_atomic(path, json.dumps(plan_to_dict(plan), indent=1) + "\n")

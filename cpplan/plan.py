@@ -1,0 +1,244 @@
+"""Plans, the plan checker, and plan metrics.
+
+A :class:`Plan` gives every buffer a pool and a byte offset, and records how it was made:
+planner, seconds, the lower bound proven for it, a status and the gap. :func:`check` trusts
+nobody: it recomputes everything from the problem and the placements and lists every violation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+from .errors import PlanError
+from .problem import Problem
+from .sweep import find_overlaps
+
+__all__ = ["Placement", "Plan", "Violation", "check", "ensure_valid", "STATUSES"]
+
+STATUSES = ("optimal", "feasible", "infeasible", "unknown")
+
+
+class Placement(NamedTuple):
+    pool: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Pool and offset for every buffer, heights per pool, and the record of how it was made.
+
+    ``objective`` is ``sum(cost[p] * heights[p])``; with one pool of cost 1 it is the height.
+    ``lower_bound`` bounds the objective from below (``None`` when nothing was proven);
+    ``gap = (objective - lower_bound) / objective``. ``status`` is ``optimal`` only when the
+    objective equals a proven lower bound. An ``infeasible`` plan has no placements and says why
+    in ``explanation``.
+    """
+
+    placements: dict[str, Placement]
+    heights: dict[str, int]
+    planner: str = ""
+    seconds: float = 0.0
+    lower_bound: int | None = None
+    status: str = "feasible"
+    objective: int = 0
+    explanation: str = ""
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        if self.lower_bound is None or self.status == "infeasible":
+            return None
+        if self.objective == 0:
+            return 0.0
+        return max(0.0, (self.objective - self.lower_bound) / self.objective)
+
+    @property
+    def height(self) -> int:
+        """Total height over all pools (the arena size when there is one pool)."""
+        return sum(self.heights.values())
+
+    def offset(self, buffer_id: str) -> int:
+        return self.placements[buffer_id].offset
+
+    def pool(self, buffer_id: str) -> str:
+        return self.placements[buffer_id].pool
+
+    @classmethod
+    def build(
+        cls,
+        problem: Problem,
+        placements: dict[str, Placement] | dict[str, tuple[str, int]],
+        *,
+        planner: str = "",
+        seconds: float = 0.0,
+        lower_bound: int | None = None,
+        status: str | None = None,
+        explanation: str = "",
+        stats: dict | None = None,
+    ) -> Plan:
+        """A plan with heights and objective computed from the placements.
+
+        With ``status=None`` the status is ``optimal`` when the objective reaches
+        ``lower_bound`` (reaching a proven bound is the proof) and ``feasible`` otherwise.
+        It does not check the plan: :func:`ensure_valid` does.
+        """
+        pl = {k: Placement(*v) for k, v in placements.items()}
+        heights = {p.name: 0 for p in problem.pools}
+        for b in problem.buffers:
+            got = pl.get(b.id)
+            if got is None or got.pool not in heights:
+                continue
+            top = got.offset + b.size
+            if top > heights[got.pool]:
+                heights[got.pool] = top
+        objective = sum(p.cost * heights[p.name] for p in problem.pools)
+        if status is None:
+            status = "optimal" if lower_bound is not None and objective <= lower_bound else "feasible"
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+        return cls(pl, heights, planner, seconds, lower_bound, status, objective, explanation,
+                   dict(stats or {}))
+
+    @classmethod
+    def infeasible(cls, problem: Problem, explanation: str, *, planner: str = "",
+                   seconds: float = 0.0) -> Plan:
+        return cls({}, {p.name: 0 for p in problem.pools}, planner, seconds, None, "infeasible",
+                   0, explanation)
+
+    def with_record(self, **changes: object) -> Plan:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def summary(self) -> str:
+        """One line: status, height, lower bound, gap, seconds."""
+        if self.status == "infeasible":
+            return f"infeasible: {self.explanation}"
+        lb = "?" if self.lower_bound is None else str(self.lower_bound)
+        gap = "?" if self.gap is None else f"{100 * self.gap:.3f}%"
+        what = "height" if len(self.heights) == 1 else "objective"
+        pools = ""
+        if len(self.heights) > 1:
+            pools = " (" + ", ".join(f"{k}={v}" for k, v in self.heights.items()) + ")"
+        return (f"{self.status}: {what} {self.objective}{pools}, lower bound {lb}, gap {gap}, "
+                f"{self.seconds:.2f}s [{self.planner}]")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way a plan breaks its problem. ``buffers`` names the buffers involved."""
+
+    kind: str  # missing, unknown, pool, alignment, capacity, fixed, alias, overlap, height
+    message: str
+    buffers: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def check(problem: Problem, plan: Plan) -> list[Violation]:
+    """Every violation of ``plan`` against ``problem``; an empty list means the plan is valid.
+
+    Checks: every buffer placed exactly once and nothing unknown; pools are candidates (an alias
+    shares its root's pool); offsets aligned to the buffer and the pool; fixed offsets kept;
+    aliases at their root's offset plus displacement; pools within capacity; recorded heights
+    right; and no two buffers from different alias blocks share a byte at a shared moment. The
+    overlap test is one sweep over time (:mod:`cpplan.sweep`), not a loop over pairs.
+    """
+    out: list[Violation] = []
+    if plan.status == "infeasible":
+        return out if not plan.placements else [
+            Violation("unknown", "an infeasible plan places no buffers")]
+    pools = {p.name: p for p in problem.pools}
+    placed = plan.placements
+    for bid in placed:
+        if bid not in problem.index:
+            out.append(Violation("unknown", f"buffer {bid!r} is not in the problem", (bid,)))
+    heights = dict.fromkeys(pools, 0)
+    for b in problem.buffers:
+        got = placed.get(b.id)
+        if got is None:
+            out.append(Violation("missing", f"buffer {b.id!r} has no placement", (b.id,)))
+            continue
+        pool, off = got
+        if pool not in pools:
+            out.append(Violation("pool", f"buffer {b.id!r} is in unknown pool {pool!r}", (b.id,)))
+            continue
+        if b.pools and pool not in b.pools:
+            out.append(Violation("pool", f"buffer {b.id!r} is in pool {pool!r}, not one of its "
+                                 f"candidates {list(b.pools)}", (b.id,)))
+        if not isinstance(off, int) or off < 0:
+            out.append(Violation("alignment", f"buffer {b.id!r} has offset {off!r}, not a "
+                                 "non-negative integer", (b.id,)))
+            continue
+        align = b.alignment * pools[pool].alignment // math.gcd(b.alignment, pools[pool].alignment)
+        if off % align:
+            out.append(Violation("alignment", f"buffer {b.id!r} at offset {off} is not a multiple "
+                                 f"of its alignment {align} (off by {off % align})", (b.id,)))
+        if b.offset is not None and off != b.offset:
+            out.append(Violation("fixed", f"buffer {b.id!r} is fixed at {b.offset} but placed at "
+                                 f"{off}", (b.id,)))
+        heights[pool] = max(heights[pool], off + b.size)
+    for bid, (root, disp) in problem.root_of.items():
+        g, r = placed.get(bid), placed.get(root)
+        if g is None or r is None:
+            continue
+        if g.pool != r.pool or g.offset != r.offset + disp:
+            out.append(Violation(
+                "alias", f"buffer {bid!r} must sit in root {root!r} at {r.pool}:{r.offset + disp}"
+                f" (displacement {disp}), but is at {g.pool}:{g.offset}", (bid, root)))
+    for name, h in heights.items():
+        cap = pools[name].capacity
+        if cap is not None and h > cap:
+            top = max((b for b in problem.buffers
+                       if b.id in placed and placed[b.id].pool == name),
+                      key=lambda b: placed[b.id].offset + b.size)
+            out.append(Violation("capacity", f"pool {name!r} needs {h} bytes, over its capacity "
+                                 f"{cap} (buffer {top.id!r} ends at {h})", (top.id,)))
+        if plan.heights.get(name, 0) != h:
+            out.append(Violation("height", f"pool {name!r} height is {h}, the plan says "
+                                 f"{plan.heights.get(name, 0)}"))
+    out.extend(_overlaps(problem, plan))
+    return out
+
+
+def _overlaps(problem: Problem, plan: Plan) -> list[Violation]:
+    root_of = problem.root_of
+    index = problem.index
+    by_pool: dict[str, list[int]] = {}
+    for i, b in enumerate(problem.buffers):
+        got = plan.placements.get(b.id)
+        if got is not None and b.size > 0 and isinstance(got.offset, int):
+            by_pool.setdefault(got.pool, []).append(i)
+    out: list[Violation] = []
+    for pool, members in by_pool.items():
+        rects = []
+        for i in members:
+            b = problem.buffers[i]
+            off = plan.placements[b.id].offset
+            group = index[root_of[b.id][0]] if b.id in root_of else i
+            rects.append((b.start, b.end, off, off + b.size, group))
+        for x, y in find_overlaps(rects):
+            a, c = problem.buffers[members[x]], problem.buffers[members[y]]
+            oa, oc = plan.placements[a.id].offset, plan.placements[c.id].offset
+            t0, t1 = max(a.start, c.start), min(a.end, c.end)
+            lo, hi = max(oa, oc), min(oa + a.size, oc + c.size)
+            out.append(Violation(
+                "overlap", f"buffers {a.id!r} and {c.id!r} share bytes [{lo}, {hi}) of pool "
+                f"{pool!r} during steps [{t0}, {t1})", (a.id, c.id)))
+    return out
+
+
+def ensure_valid(problem: Problem, plan: Plan) -> Plan:
+    """Return ``plan`` if it passes :func:`check`, else raise :class:`PlanError` listing why."""
+    bad = check(problem, plan)
+    if bad:
+        more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+        raise PlanError(f"plan from {plan.planner or 'unknown planner'} is invalid: "
+                        + "; ".join(map(str, bad[:3])) + more, bad)
+    return plan
+
+
+def fragmentation(problem: Problem, plan: Plan, lower_bound: int) -> float:
+    """Share of the height that is not needed by the max-load: ``1 - lower_bound / height``."""
+    return 0.0 if plan.objective == 0 else 1.0 - lower_bound / plan.objective

@@ -1,0 +1,32 @@
+"""Heuristic planners: replicas of production allocators and cpplan's own.
+
+Every module in this package registers its planners on import (see :mod:`.registry`);
+:func:`load_all` imports them all, so a new module needs no other change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .registry import PLANNERS, PlannerInfo, get, info, names, register
+
+__all__ = ["PLANNERS", "PlannerInfo", "get", "info", "names", "register", "load_all"]
+
+_loaded = False
+
+
+def load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for mod in pkgutil.iter_modules(__path__):
+        if mod.name not in ("registry",) and not mod.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{mod.name}")
+    # The exact planners live in cpplan.exact and register themselves the same way.
+    try:
+        importlib.import_module("cpplan.exact")
+    except ModuleNotFoundError as e:  # pragma: no cover - only while the package is partial
+        if e.name != "cpplan.exact":
+            raise

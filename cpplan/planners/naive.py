@@ -1,0 +1,55 @@
+"""The baseline with no reuse at all: every block gets bytes of its own."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..blocks import make_blocks
+from ..errors import CapacityError
+from ..plan import Plan
+from ..problem import Problem
+from .registry import register
+
+
+@register("naive", family="replica", reproduces="the no-reuse baseline of the memory-planning "
+          "papers (every tensor its own allocation)")
+def plan(problem: Problem, **options: object) -> Plan:
+    """No reuse: blocks stacked end to end in buffer order, each in its first candidate pool.
+
+    Fixed blocks keep their offsets; the others are stacked above every fixed block of the
+    pool, each at the next aligned offset. Raises :class:`CapacityError` when a pool overflows
+    and no later candidate pool has room.
+    """
+    started = time.perf_counter()
+    blocks = make_blocks(problem)
+    n = len(blocks)
+    pool_of = np.zeros(n, np.int64)
+    offset = np.zeros(n, np.int64)
+    top = np.zeros(blocks.n_pools, np.int64)
+    for i in np.nonzero(blocks.fixed >= 0)[0]:
+        p = _fixed_pool(blocks, i)
+        pool_of[i], offset[i] = p, blocks.fixed[i]
+        top[p] = max(top[p], blocks.fixed[i] + blocks.size[i])
+    for i in np.nonzero(blocks.fixed < 0)[0]:
+        for p in blocks.pools[i]:
+            a = blocks.align_in(i, p)
+            off = -(-int(top[p]) // a) * a
+            cap = blocks.pool_capacity[p]
+            if cap < 0 or off + blocks.size[i] <= cap:
+                pool_of[i], offset[i] = p, off
+                top[p] = off + blocks.size[i]
+                break
+        else:
+            rid = problem.buffers[blocks.root[i]].id
+            raise CapacityError(f"naive: buffer {rid!r} fits in none of its pools")
+    return blocks.to_plan(pool_of, offset, planner="naive", started=started)
+
+
+def _fixed_pool(blocks, i: int) -> int:
+    for p in blocks.pools[i]:
+        cap = blocks.pool_capacity[p]
+        if cap < 0 or blocks.fixed[i] + blocks.size[i] <= cap:
+            return p
+    return blocks.pools[i][0]

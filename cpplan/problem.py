@@ -1,0 +1,365 @@
+"""The planning problem: buffers, pools and aliases, validated when built.
+
+Conventions (they hold everywhere in cpplan):
+
+* Lifetimes are half-open ``[start, end)`` in integer schedule steps: a buffer made at step 3 and
+  last read at step 5 has ``start=3, end=6``. Two buffers *conflict* when their lifetimes share a
+  step and they may land in the same pool.
+* A **zero-size buffer** is valid. It occupies no bytes, so it conflicts with nothing; it still
+  receives a pool and an aligned offset (planners put it at the lowest aligned offset, usually 0).
+* An **alias** says "buffer B lives inside buffer A at byte displacement d". Chains resolve to one
+  root; the root and everything aliased into it form a *block* that planners place as one piece
+  of memory. B must lie inside A (``0 <= d`` and ``d + size(B) <= size(A)``, else it is an error:
+  an alias never overhangs its root). B *may outlive* A, or start before it (a concat input that
+  is written into its slice of the output before the output is complete): the bytes of B stay
+  reserved exactly while B lives, and the rest of A's bytes only while A lives. Members of one
+  block may share bytes at the same moment; that is what in-place means.
+* **Alignment** is per buffer (``offset % alignment == 0``) and per pool (every offset in the pool
+  is a multiple of the pool's base alignment): a buffer in pool p is aligned to
+  ``lcm(buffer.alignment, p.alignment)``. Inside a block, each member's displacement from the root
+  must be a multiple of its own alignment, and the block is aligned to the lcm of its members'.
+* A **fixed offset** pins a buffer to that byte offset in whichever candidate pool it lands in. It
+  must be a multiple of the buffer's alignment and of the base alignment of every candidate pool.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from numbers import Integral
+
+from .errors import ProblemError
+
+__all__ = ["Alias", "Buffer", "Pool", "Problem", "DEFAULT_POOL"]
+
+DEFAULT_POOL = "default"
+
+
+def _integer(value: object, what: str, *, buffer: str | None = None, pool: str | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ProblemError(f"must be an integer, got {value!r}", buffer=buffer, pool=pool, field=what)
+    return int(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """A memory the planner places buffers in.
+
+    ``capacity`` bounds the pool's height in bytes (``None``: unbounded). ``alignment`` is the
+    pool's base alignment. ``cost`` weighs a byte of this pool's height in the objective
+    ``sum(cost * height)`` (fast SRAM cheap, slow DRAM dear); it is a non-negative integer.
+    """
+
+    name: str = DEFAULT_POOL
+    capacity: int | None = None
+    alignment: int = 1
+    cost: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ProblemError("must be a non-empty string", pool=str(self.name), field="name")
+        if self.capacity is not None:
+            cap = _integer(self.capacity, "capacity", pool=self.name)
+            if cap < 0:
+                raise ProblemError(f"must be >= 0, got {cap}", pool=self.name, field="capacity")
+            object.__setattr__(self, "capacity", cap)
+        align = _integer(self.alignment, "alignment", pool=self.name)
+        if align < 1:
+            raise ProblemError(f"must be a positive integer, got {align}", pool=self.name,
+                               field="alignment")
+        object.__setattr__(self, "alignment", align)
+        cost = _integer(self.cost, "cost", pool=self.name)
+        if cost < 0:
+            raise ProblemError(f"must be >= 0, got {cost}", pool=self.name, field="cost")
+        object.__setattr__(self, "cost", cost)
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """A named block of bytes alive during ``[start, end)``.
+
+    ``pools`` lists candidate pools, first preferred; empty means any pool of the problem.
+    ``offset`` fixes the byte offset (a pre-placed buffer); ``hint`` suggests one (planners may use
+    it as a warm start; it is never a constraint).
+    """
+
+    id: str
+    size: int
+    start: int
+    end: int
+    alignment: int = 1
+    pools: tuple[str, ...] = ()
+    offset: int | None = None
+    hint: int | None = None
+
+    def __post_init__(self) -> None:
+        bid = self.id
+        if isinstance(bid, Integral) and not isinstance(bid, bool):
+            bid = str(int(bid))
+            object.__setattr__(self, "id", bid)
+        if not isinstance(bid, str) or not bid:
+            raise ProblemError("must be a non-empty string", buffer=str(bid), field="id")
+        size = _integer(self.size, "size", buffer=bid)
+        if size < 0:
+            raise ProblemError(f"must be >= 0, got {size}", buffer=bid, field="size")
+        start = _integer(self.start, "start", buffer=bid)
+        end = _integer(self.end, "end", buffer=bid)
+        if end <= start:
+            raise ProblemError(f"must be > start ({start}), got {end} (lifetimes are half-open "
+                               "[start, end))", buffer=bid, field="end")
+        align = _integer(self.alignment, "alignment", buffer=bid)
+        if align < 1:
+            raise ProblemError(f"must be a positive integer, got {align}", buffer=bid,
+                               field="alignment")
+        pools = self.pools
+        if isinstance(pools, str):
+            pools = (pools,)
+        pools = tuple(pools)
+        if any(not isinstance(p, str) or not p for p in pools):
+            raise ProblemError(f"must be pool names, got {pools!r}", buffer=bid, field="pools")
+        if len(set(pools)) != len(pools):
+            raise ProblemError(f"lists a pool twice: {pools!r}", buffer=bid, field="pools")
+        for name, value in (("offset", self.offset), ("hint", self.hint)):
+            if value is not None:
+                v = _integer(value, name, buffer=bid)
+                if v < 0:
+                    raise ProblemError(f"must be >= 0, got {v}", buffer=bid, field=name)
+                object.__setattr__(self, name, v)
+        if self.offset is not None and self.offset % align:
+            raise ProblemError(f"{self.offset} is not a multiple of the alignment {align}",
+                               buffer=bid, field="offset")
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
+        object.__setattr__(self, "alignment", align)
+        object.__setattr__(self, "pools", pools)
+
+    @property
+    def lifetime(self) -> tuple[int, int]:
+        return self.start, self.end
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """``buffer`` lives inside ``root`` at byte ``displacement`` (``root`` may itself be an alias)."""
+
+    buffer: str
+    root: str
+    displacement: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("buffer", "root"):
+            value = getattr(self, name)
+            if isinstance(value, Integral) and not isinstance(value, bool):
+                object.__setattr__(self, name, str(int(value)))
+        d = _integer(self.displacement, "displacement", buffer=str(self.buffer))
+        if d < 0:
+            raise ProblemError(f"must be >= 0, got {d}", buffer=str(self.buffer),
+                               field="alias displacement")
+        object.__setattr__(self, "displacement", d)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Buffers, pools and aliases; validated when built (raises :class:`ProblemError`).
+
+    With no pools given there is one unbounded pool named ``default``.
+    """
+
+    buffers: tuple[Buffer, ...]
+    pools: tuple[Pool, ...] = field(default=(Pool(),))
+    aliases: tuple[Alias, ...] = ()
+    name: str = ""
+    meta: dict = field(default_factory=dict)  # provenance: how the problem was made
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "buffers", tuple(self.buffers))
+        object.__setattr__(self, "pools", tuple(self.pools) or (Pool(),))
+        object.__setattr__(self, "aliases", tuple(self.aliases))
+        self._validate()
+
+    # -- lookups -------------------------------------------------------------------------------
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Buffer id -> position in ``buffers``."""
+        return {b.id: i for i, b in enumerate(self.buffers)}
+
+    @cached_property
+    def pool_index(self) -> dict[str, int]:
+        return {p.name: i for i, p in enumerate(self.pools)}
+
+    def buffer(self, buffer_id: str) -> Buffer:
+        return self.buffers[self.index[buffer_id]]
+
+    def pool(self, name: str) -> Pool:
+        return self.pools[self.pool_index[name]]
+
+    def candidates(self, buffer: Buffer | str) -> tuple[str, ...]:
+        """Candidate pool names of a buffer, first preferred (all pools when it names none)."""
+        b = self.buffer(buffer) if isinstance(buffer, str) else buffer
+        return b.pools or tuple(p.name for p in self.pools)
+
+    @cached_property
+    def parent(self) -> dict[str, tuple[str, int]]:
+        """Aliased buffer -> (its direct root, displacement)."""
+        return {a.buffer: (a.root, a.displacement) for a in self.aliases}
+
+    @cached_property
+    def root_of(self) -> dict[str, tuple[str, int]]:
+        """Aliased buffer -> (ultimate root, displacement from that root). Roots are absent."""
+        out: dict[str, tuple[str, int]] = {}
+        for a in self.aliases:
+            node, disp = a.buffer, 0
+            while node in self.parent:
+                node, d = self.parent[node]
+                disp += d
+            out[a.buffer] = (node, disp)
+        return out
+
+    @property
+    def time_span(self) -> tuple[int, int]:
+        if not self.buffers:
+            return (0, 0)
+        return min(b.start for b in self.buffers), max(b.end for b in self.buffers)
+
+    def with_capacity(self, capacities: dict[str, int | None]) -> Problem:
+        """A copy with some pools' capacities replaced (validated again)."""
+        unknown = set(capacities) - set(self.pool_index)
+        if unknown:
+            name = sorted(unknown)[0]
+            raise ProblemError("no such pool in this problem", pool=name, field="capacity")
+        pools = tuple(
+            Pool(p.name, capacities[p.name], p.alignment, p.cost) if p.name in capacities else p
+            for p in self.pools
+        )
+        return self.replace(pools=pools)
+
+    def replace(self, **changes: object) -> Problem:
+        kw = {"buffers": self.buffers, "pools": self.pools, "aliases": self.aliases,
+              "name": self.name, "meta": self.meta}
+        kw.update(changes)
+        return Problem(**kw)  # type: ignore[arg-type]
+
+    # -- validation ----------------------------------------------------------------------------
+    def _validate(self) -> None:
+        for b in self.buffers:
+            if not isinstance(b, Buffer):
+                raise ProblemError(f"expected a Buffer, got {type(b).__name__}", field="buffers")
+        for p in self.pools:
+            if not isinstance(p, Pool):
+                raise ProblemError(f"expected a Pool, got {type(p).__name__}", field="pools")
+        names: set[str] = set()
+        for p in self.pools:
+            if p.name in names:
+                raise ProblemError("duplicate pool name", pool=p.name, field="name")
+            names.add(p.name)
+        ids: set[str] = set()
+        for b in self.buffers:
+            if b.id in ids:
+                raise ProblemError("duplicate id", buffer=b.id, field="id")
+            ids.add(b.id)
+            for p in b.pools:
+                if p not in names:
+                    raise ProblemError(f"unknown pool {p!r}", buffer=b.id, field="pools")
+        pools = {p.name: p for p in self.pools}
+        for b in self.buffers:
+            if b.offset is None:
+                continue
+            cands = b.pools or tuple(names)
+            for name in cands:
+                if b.offset % pools[name].alignment:
+                    raise ProblemError(
+                        f"{b.offset} is not a multiple of pool {name!r} base alignment "
+                        f"{pools[name].alignment}", buffer=b.id, field="offset")
+            fits = [n for n in cands
+                    if pools[n].capacity is None or b.offset + b.size <= pools[n].capacity]
+            if not fits:
+                cap = max(pools[n].capacity for n in cands)  # type: ignore[type-var]
+                raise ProblemError(
+                    f"fixed at {b.offset}, it ends at byte {b.offset + b.size}, beyond the "
+                    f"capacity {cap} of its pools", buffer=b.id, field="offset")
+        self._validate_aliases(ids)
+        self._validate_fixed_overlaps()
+
+    def _validate_aliases(self, ids: set[str]) -> None:
+        if not self.aliases:
+            return
+        seen: set[str] = set()
+        for a in self.aliases:
+            if not isinstance(a, Alias):
+                raise ProblemError(f"expected an Alias, got {type(a).__name__}", field="aliases")
+            for name in ("buffer", "root"):
+                if getattr(a, name) not in ids:
+                    raise ProblemError(f"alias names unknown buffer {getattr(a, name)!r}",
+                                       buffer=a.buffer, field=f"alias {name}")
+            if a.buffer == a.root:
+                raise ProblemError("a buffer cannot alias itself", buffer=a.buffer,
+                                   field="alias root")
+            if a.buffer in seen:
+                raise ProblemError("aliased twice (a buffer lives inside one root)",
+                                   buffer=a.buffer, field="alias")
+            seen.add(a.buffer)
+        parent = {a.buffer: a.root for a in self.aliases}
+        for a in self.aliases:
+            node, steps = a.buffer, 0
+            while node in parent:
+                node = parent[node]
+                steps += 1
+                if node == a.buffer or steps > len(parent):
+                    raise ProblemError("alias cycle", buffer=a.buffer, field="alias root")
+        by_id = {b.id: b for b in self.buffers}
+        for a in self.aliases:
+            b, r = by_id[a.buffer], by_id[a.root]
+            if a.displacement + b.size > r.size:
+                raise ProblemError(
+                    f"{a.displacement} + size {b.size} overhangs root {a.root!r} of size {r.size}",
+                    buffer=a.buffer, field="alias displacement")
+            if b.offset is not None:
+                raise ProblemError("an aliased buffer has no offset of its own; fix its root",
+                                   buffer=a.buffer, field="offset")
+        all_pools = tuple(p.name for p in self.pools)
+        for bid, (root, disp) in self.root_of.items():
+            b = by_id[bid]
+            if disp % b.alignment:
+                raise ProblemError(
+                    f"displacement {disp} from root {root!r} is not a multiple of the alignment "
+                    f"{b.alignment}", buffer=bid, field="alias displacement")
+            r = by_id[root]
+            rc = r.pools or all_pools
+            bc = set(b.pools or all_pools)
+            if not any(p in bc for p in rc):
+                raise ProblemError(f"shares no candidate pool with its root {root!r}",
+                                   buffer=bid, field="pools")
+
+    def _validate_fixed_overlaps(self) -> None:
+        fixed = [b for b in self.buffers if b.offset is not None and b.size > 0]
+        if len(fixed) < 2:
+            return
+        from .sweep import first_overlap
+
+        single = len(self.pools) == 1
+        groups: dict[str, list[Buffer]] = {}
+        for b in fixed:
+            if single:
+                groups.setdefault(self.pools[0].name, []).append(b)
+            elif len(b.pools) == 1:
+                groups.setdefault(b.pools[0], []).append(b)
+        for members in groups.values():
+            hit = first_overlap(
+                [(b.start, b.end, b.offset, b.offset + b.size, i) for i, b in enumerate(members)]
+            )
+            if hit is not None:
+                a, c = members[hit[0]], members[hit[1]]
+                raise ProblemError(
+                    f"fixed at bytes [{a.offset}, {a.offset + a.size}) during [{a.start}, {a.end}),"
+                    f" it overlaps fixed buffer {c.id!r} at [{c.offset}, {c.offset + c.size}) "
+                    f"during [{c.start}, {c.end})", buffer=a.id, field="offset")
+
+
+def lcm(values: Iterable[int]) -> int:
+    out = 1
+    for v in values:
+        out = out * v // math.gcd(out, v)
+    return out
