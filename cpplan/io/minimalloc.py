@@ -3,13 +3,17 @@
 MiniMalloc (google/minimalloc, ``src/csv_io.cc``) reads a header line and then one buffer per
 line: ``id,lower,upper,size`` with the half-open lifetime ``[lower, upper)`` and the size in
 bytes, plus optional ``alignment`` and ``hint`` columns. Its solutions are the same CSV with an
-``offset`` column. cpplan reads and writes exactly that, so plans pass between the two tools.
+``offset`` column (google/minimalloc ``src/converter.cc``, ``FromCsv``/``ToCsv``). cpplan reads and
+writes exactly that, so plans pass between the two tools. Like MiniMalloc, an ``end`` column
+(instead of ``upper``) is inclusive, so 1 is added to it; ``begin``/``start`` stand for ``lower``
+and ``buffer``/``buffer_id`` for ``id``. MiniMalloc's ``gaps`` column (sub-lifetimes where a
+buffer is idle) is refused with a clear error rather than silently ignored; other unknown columns
+are ignored, as MiniMalloc does. cpplan also reads an optional ``hint`` column.
 
 What CSV cannot hold: pools, capacities, fixed offsets, aliases. A problem read from CSV has
 one unbounded pool; the capacity MiniMalloc is asked for is given separately (``--capacity``).
 In a plan file the ``offset`` column is the plan; cpplan adds a ``pool`` column only when the
-problem has more than one pool. Column names are matched without regard to case, and
-``begin``/``start`` and ``end`` are accepted for ``lower`` and ``upper``.
+problem has more than one pool. Column names are matched without regard to case.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from .atomic import write_text_atomic
 __all__ = ["read_problem", "read_plan", "write_problem", "write_plan", "problem_to_csv",
            "plan_to_csv", "parse_problem"]
 
-_SYNONYMS = {"begin": "lower", "start": "lower", "end": "upper"}
+_SYNONYMS = {"begin": "lower", "start": "lower", "end": "upper", "buffer": "id",
+             "buffer_id": "id"}
 _REQUIRED = ("id", "lower", "upper", "size")
 _KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool")
 
@@ -40,19 +45,19 @@ def _rows(text: str, source: str):
         raise FormatError("empty file: expected a header line id,lower,upper,size", source=source,
                           line=1)
     header = [c.strip().lower() for c in lines[k].split(",")]
+    inclusive_end = "end" in header and "upper" not in header
     header = [_SYNONYMS.get(c, c) for c in header]
     for c in _REQUIRED:
         if c not in header:
             raise FormatError(f"header has no {c!r} column (got {lines[k].strip()!r}); "
                               "expected id,lower,upper,size", source=source, line=k + 1,
                               field="header")
-    for c in header:
-        if c not in _KNOWN:
-            raise FormatError(f"unknown column {c!r}; known: {', '.join(_KNOWN)}", source=source,
-                              line=k + 1, field="header")
+    if "gaps" in header:
+        raise FormatError("MiniMalloc's 'gaps' column is not supported; express idle periods "
+                          "as aliases in cpplan JSON", source=source, line=k + 1, field="header")
     if len(set(header)) != len(header):
         raise FormatError("a column appears twice", source=source, line=k + 1, field="header")
-    col = {c: i for i, c in enumerate(header)}
+    col = {c: i for i, c in enumerate(header) if c in _KNOWN}
     width = len(header)
     for n, raw in enumerate(lines[k + 1:], start=k + 2):
         if not raw.strip():
@@ -60,7 +65,17 @@ def _rows(text: str, source: str):
         cells = [c.strip() for c in raw.split(",")]
         if len(cells) != width:
             raise FormatError(f"expected {width} fields, got {len(cells)}", source=source, line=n)
-        yield n, {c: cells[i] for c, i in col.items()}
+        row = {c: cells[i] for c, i in col.items()}
+        if inclusive_end:
+            row["upper"] = _plus_one(row["upper"])
+        yield n, row
+
+
+def _plus_one(cell: str) -> str:
+    try:
+        return str(int(cell) + 1)
+    except ValueError:
+        return cell  # reported as not an integer by the caller
 
 
 def _int(cell: str, field: str, source: str, line: int, buffer: str | None) -> int:
