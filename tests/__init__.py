@@ -1,0 +1,1 @@
+"""cpplan's tests, organised like the code (``tests/io/`` tests ``cpplan/io/``)."""
