@@ -95,7 +95,8 @@ class Plan:
                 heights[got.pool] = top
         objective = sum(p.cost * heights[p.name] for p in problem.pools)
         if status is None:
-            status = "optimal" if lower_bound is not None and objective <= lower_bound else "feasible"
+            reached = lower_bound is not None and objective <= lower_bound
+            status = "optimal" if reached else "feasible"
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
         return cls(pl, heights, planner, seconds, lower_bound, status, objective, explanation,
@@ -171,7 +172,10 @@ def check(problem: Problem, plan: Plan) -> list[Violation]:
             out.append(Violation("alignment", f"buffer {b.id!r} has offset {off!r}, not a "
                                  "non-negative integer", (b.id,)))
             continue
-        align = b.alignment * pools[pool].alignment // math.gcd(b.alignment, pools[pool].alignment)
+        # The pool's base alignment binds allocations (block roots); an aliased buffer is a view
+        # at its root's offset plus a displacement and only needs its own alignment.
+        pa = 1 if b.id in problem.root_of else pools[pool].alignment
+        align = b.alignment * pa // math.gcd(b.alignment, pa)
         if off % align:
             out.append(Violation("alignment", f"buffer {b.id!r} at offset {off} is not a multiple "
                                  f"of its alignment {align} (off by {off % align})", (b.id,)))
