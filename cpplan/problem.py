@@ -14,10 +14,12 @@ Conventions (they hold everywhere in cpplan):
   is written into its slice of the output before the output is complete): the bytes of B stay
   reserved exactly while B lives, and the rest of A's bytes only while A lives. Members of one
   block may share bytes at the same moment; that is what in-place means.
-* **Alignment** is per buffer (``offset % alignment == 0``) and per pool (every offset in the pool
-  is a multiple of the pool's base alignment): a buffer in pool p is aligned to
+* **Alignment** is per buffer (``offset % alignment == 0``) and per pool (every allocation in the
+  pool starts at a multiple of the pool's base alignment): a buffer in pool p is aligned to
   ``lcm(buffer.alignment, p.alignment)``. Inside a block, each member's displacement from the root
   must be a multiple of its own alignment, and the block is aligned to the lcm of its members'.
+  The pool's base alignment binds the block's root only: an aliased buffer is a view into its
+  root (a concat slice need not start on the arena's alignment) and needs its own alignment only.
 * A **fixed offset** pins a buffer to that byte offset in whichever candidate pool it lands in. It
   must be a multiple of the buffer's alignment and of the base alignment of every candidate pool.
 """
@@ -37,9 +39,11 @@ __all__ = ["Alias", "Buffer", "Pool", "Problem", "DEFAULT_POOL"]
 DEFAULT_POOL = "default"
 
 
-def _integer(value: object, what: str, *, buffer: str | None = None, pool: str | None = None) -> int:
+def _integer(value: object, what: str, *, buffer: str | None = None,
+             pool: str | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ProblemError(f"must be an integer, got {value!r}", buffer=buffer, pool=pool, field=what)
+        raise ProblemError(f"must be an integer, got {value!r}", buffer=buffer, pool=pool,
+                           field=what)
     return int(value)
 
 
@@ -143,7 +147,7 @@ class Buffer:
 
 @dataclass(frozen=True, slots=True)
 class Alias:
-    """``buffer`` lives inside ``root`` at byte ``displacement`` (``root`` may itself be an alias)."""
+    """``buffer`` lives inside ``root`` at byte ``displacement`` (``root`` may be an alias)."""
 
     buffer: str
     root: str
@@ -332,31 +336,62 @@ class Problem:
             if not any(p in bc for p in rc):
                 raise ProblemError(f"shares no candidate pool with its root {root!r}",
                                    buffer=bid, field="pools")
+        # The whole block lands in one pool: its members need a candidate in common, and a
+        # fixed root must leave every member aligned (member offset = root offset + disp).
+        allowed = {r: set(by_id[r].pools or all_pools) for r, _ in self.root_of.values()}
+        for b in self.buffers:
+            if b.id not in self.root_of:
+                continue
+            root, disp = self.root_of[b.id]
+            allowed[root] &= set(b.pools or all_pools)
+            if not allowed[root]:
+                raise ProblemError(f"shares no candidate pool with the other members of the "
+                                   f"block of root {root!r}", buffer=b.id, field="pools")
+            r = by_id[root]
+            if r.offset is not None and (r.offset + disp) % b.alignment:
+                raise ProblemError(
+                    f"fixed at {r.offset}, it puts aliased buffer {b.id!r} (displacement {disp})"
+                    f" at {r.offset + disp}, not a multiple of its alignment {b.alignment}",
+                    buffer=root, field="offset")
 
     def _validate_fixed_overlaps(self) -> None:
-        fixed = [b for b in self.buffers if b.offset is not None and b.size > 0]
+        # A fixed root pins every buffer aliased into it too (an alias may outlive its root).
+        members: dict[str, list[Buffer]] = {}
+        for b in self.buffers:
+            root = self.root_of[b.id][0] if b.id in self.root_of else b.id
+            members.setdefault(root, []).append(b)
+        fixed = [b for b in self.buffers if b.offset is not None
+                 and any(m.size > 0 for m in members[b.id])]
         if len(fixed) < 2:
             return
         from .sweep import first_overlap
 
-        single = len(self.pools) == 1
-        groups: dict[str, list[Buffer]] = {}
-        for b in fixed:
-            if single:
-                groups.setdefault(self.pools[0].name, []).append(b)
-            elif len(b.pools) == 1:
-                groups.setdefault(b.pools[0], []).append(b)
-        for members in groups.values():
-            hit = first_overlap(
-                [(b.start, b.end, b.offset, b.offset + b.size, i) for i, b in enumerate(members)]
-            )
+        all_pools = tuple(p.name for p in self.pools)
+        groups: dict[str, list[tuple[Buffer, Buffer]]] = {}  # pool -> (root, member)
+        for r in fixed:
+            cands = set(all_pools)
+            for m in members[r.id]:
+                cands &= set(m.pools or all_pools)
+            if len(cands) == 1:  # only then is the pool certain
+                (pool,) = cands
+                groups.setdefault(pool, []).extend((r, m) for m in members[r.id])
+        for pairs in groups.values():
+            disp = {m.id: self.root_of[m.id][1] if m.id in self.root_of else 0 for _, m in pairs}
+            group = {r.id: k for k, r in enumerate(dict.fromkeys(r for r, _ in pairs))}
+            rects = []
+            for r, m in pairs:
+                lo = r.offset + disp[m.id]  # type: ignore[operator]
+                rects.append((m.start, m.end, lo, lo + m.size, group[r.id]))
+            hit = first_overlap(rects)
             if hit is not None:
-                a, c = members[hit[0]], members[hit[1]]
+                (ra, a), (rc, c) = pairs[hit[0]], pairs[hit[1]]
+                la, lc = rects[hit[0]][2], rects[hit[1]][2]
+                via = "" if a is ra else f" (through its alias {a.id!r})"
+                via_c = "" if c is rc else f" (through its alias {c.id!r})"
                 raise ProblemError(
-                    f"fixed at bytes [{a.offset}, {a.offset + a.size}) during [{a.start}, {a.end}),"
-                    f" it overlaps fixed buffer {c.id!r} at [{c.offset}, {c.offset + c.size}) "
-                    f"during [{c.start}, {c.end})", buffer=a.id, field="offset")
-
+                    f"fixed at bytes [{la}, {la + a.size}) during [{a.start}, {a.end}){via},"
+                    f" it overlaps fixed buffer {rc.id!r} at [{lc}, {lc + c.size}) "
+                    f"during [{c.start}, {c.end}){via_c}", buffer=ra.id, field="offset")
 
 def lcm(values: Iterable[int]) -> int:
     out = 1
