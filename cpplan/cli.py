@@ -149,5 +149,58 @@ def convert(source: str, target: str, plan_of: str | None) -> None:
         click.echo(f"wrote {target}: plan of {len(plan.placements)} buffers")
 
 
+@main.command()
+@click.argument("instances", nargs=-1, required=True, type=click.Path())
+@click.option("--planner", "-p", "planners", multiple=True, metavar="NAME",
+              help="A registered planner, module:function, file.py:function (label=... to name "
+                   "it); repeat. Default: every replica.")
+@click.option("--plan-dir", "plan_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Also grade the plan files in this directory (NAME.plan.json, NAME.json, "
+                   "NAME.csv for instance NAME); repeat.")
+@click.option("--time-limit", default=10.0, show_default=True,
+              help="Seconds for the exact reference per instance (0: no reference).")
+@click.option("--jobs", "-j", default=1, show_default=True, help="Instances in parallel.")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default=None,
+              help="Output format [default: from -o's extension, else md].")
+@click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report here instead of stdout.")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), default=None,
+              help="Cache of exact results [default: $CPPLAN_CACHE or .cpplan-cache].")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@user_errors
+def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tuple[str, ...],
+          time_limit: float, jobs: int, fmt: str | None, output: str | None, cache: str | None,
+          no_cache: bool, quiet: bool) -> None:
+    """Grade allocators against the optimum over INSTANCES (problem files or directories)."""
+    from .grade import run_cli
+
+    run_cli(instances, planners, plan_dirs, time_limit=time_limit, jobs=jobs, fmt=fmt,
+            output=output, cache=cache, no_cache=no_cache, quiet=quiet)
+
+
+@main.command()
+@click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
+@click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False),
+              help="Picture to write (.png, .svg, .pdf).")
+@click.option("--planner", default=None,
+              help="Without PLAN: plan with this planner [default: the exact reference].")
+@click.option("--time-limit", default=10.0, show_default=True,
+              help="Without PLAN and --planner: seconds for the exact reference (cached).")
+@click.option("--color", "color_by", type=click.Choice(["size", "lifetime", "start", "none"]),
+              default="size", show_default=True, help="What the colour of a buffer shows.")
+@click.option("--size", "size", default="1600x900", show_default=True,
+              help="Picture size in pixels, WIDTHxHEIGHT.")
+@user_errors
+def plot(problem_file: str, plan_file: str | None, output: str, planner: str | None,
+         time_limit: float, color_by: str, size: str) -> None:
+    """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool."""
+    from .plot import run_cli
+
+    run_cli(problem_file, plan_file, output, planner=planner, time_limit=time_limit,
+            color_by=color_by, size=size)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
