@@ -266,13 +266,13 @@ def break_plan(problem: Problem, plan: Plan, how: str, draw: Callable | None = N
     free_roots = [b for b in problem.buffers if b.id not in aliased and b.offset is None]
     if how == "overlap":
         # Two live buffers in one pool (different blocks): put one over the other's last byte.
+        roots = {r for r, _ in aliased.values()}
         pairs = [(a, c) for a in problem.buffers for c in problem.buffers
-                 if a.id < c.id and a.size > 0 and c.size > 0 and a.start < c.end
+                 if a.id != c.id and a.size > 0 and c.size > 0 and a.start < c.end
                  and c.start < a.end and c.id not in aliased and c.offset is None
                  and aliased.get(a.id, (a.id,))[0] != c.id
                  and aliased.get(c.id, (c.id,))[0] != a.id
-                 and pl[a.id].pool in problem.candidates(c)
-                 and not any(aliased.get(x, (x,))[0] == c.id for x in problem.index)]
+                 and pl[a.id].pool in problem.candidates(c) and c.id not in roots]
         got = pick(pairs)
         if got is None:
             return None
