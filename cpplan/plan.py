@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from numbers import Integral
 from typing import NamedTuple
 
 from .errors import PlanError
@@ -85,6 +86,10 @@ class Plan:
         It does not check the plan: :func:`ensure_valid` does.
         """
         pl = {k: Placement(*v) for k, v in placements.items()}
+        # numpy integers from planners become ints (JSON can write them; check accepts them);
+        # anything else is kept for check to report.
+        pl = {k: Placement(v.pool, int(v.offset)) if _is_int(v.offset) and type(v.offset) is not int
+              else v for k, v in pl.items()}
         heights = {p.name: 0 for p in problem.pools}
         for b in problem.buffers:
             got = pl.get(b.id)
@@ -168,7 +173,7 @@ def check(problem: Problem, plan: Plan) -> list[Violation]:
         if b.pools and pool not in b.pools:
             out.append(Violation("pool", f"buffer {b.id!r} is in pool {pool!r}, not one of its "
                                  f"candidates {list(b.pools)}", (b.id,)))
-        if not isinstance(off, int) or off < 0:
+        if not _is_int(off) or off < 0:
             out.append(Violation("alignment", f"buffer {b.id!r} has offset {off!r}, not a "
                                  "non-negative integer", (b.id,)))
             continue
@@ -212,7 +217,7 @@ def _overlaps(problem: Problem, plan: Plan) -> list[Violation]:
     by_pool: dict[str, list[int]] = {}
     for i, b in enumerate(problem.buffers):
         got = plan.placements.get(b.id)
-        if got is not None and b.size > 0 and isinstance(got.offset, int):
+        if got is not None and b.size > 0 and _is_int(got.offset):
             by_pool.setdefault(got.pool, []).append(i)
     out: list[Violation] = []
     for pool, members in by_pool.items():
@@ -231,6 +236,10 @@ def _overlaps(problem: Problem, plan: Plan) -> list[Violation]:
                 "overlap", f"buffers {a.id!r} and {c.id!r} share bytes [{lo}, {hi}) of pool "
                 f"{pool!r} during steps [{t0}, {t1})", (a.id, c.id)))
     return out
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 def ensure_valid(problem: Problem, plan: Plan) -> Plan:
