@@ -1,0 +1,310 @@
+"""ONNX front end: a model file to a :class:`cpplan.graph.Graph` (needs ``pip install
+'cpplan[onnx]'``; ``onnx`` is imported only when a model is loaded).
+
+What it does, in order:
+
+1. Reads the model with ``onnx.load(..., load_external_data=False)``: weights stored outside the
+   file are never read; weights inside it are parsed by protobuf and dropped at once (only small
+   integer initializers, the shapes that ``Reshape`` and ``ConstantOfShape`` need, keep their
+   data). A truncated or corrupt file gives a :class:`FormatError`.
+2. Refuses control flow (``If``, ``Loop``, ``Scan``, or any node carrying a subgraph) with an
+   error naming the node: the schedule must be fixed.
+3. Gives symbolic dimensions the values in ``dims`` (``{"batch": 1}``), then infers shapes with
+   ``onnx.shape_inference`` (strict, with data propagation). A tensor whose shape stays unknown
+   is an error naming the node that makes it and the missing dimension.
+4. Takes the node order as the schedule (reordered topologically, closest to the file's order,
+   only if the file's order is not topological).
+5. Initializers are constants; so is everything computed from constants alone (constant folding:
+   the ``light_*`` models of the onnx package make their weights with ``ConstantOfShape``). Such
+   nodes do not run at inference time and take no step of the schedule.
+6. Marks operators for the rewrites: element-wise operators may run in place over an input of the
+   output's size, reshapes and friends are views, ``Concat`` records its axis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import CpplanError, FormatError, ProblemError
+from .ir import Graph, topological_order
+
+__all__ = ["load_onnx", "ONNX_DTYPES", "INPLACE_OPS", "VIEW_OPS", "CONTROL_FLOW"]
+
+CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+# ONNX element types -> cpplan dtype names (sizes per ir.dtype_bits).
+ONNX_DTYPES = {
+    "FLOAT": "float32", "UINT8": "uint8", "INT8": "int8", "UINT16": "uint16", "INT16": "int16",
+    "INT32": "int32", "INT64": "int64", "BOOL": "bool", "FLOAT16": "float16",
+    "DOUBLE": "float64", "UINT32": "uint32", "UINT64": "uint64", "COMPLEX64": "complex64",
+    "COMPLEX128": "complex128", "BFLOAT16": "bfloat16", "FLOAT8E4M3FN": "float8_e4m3fn",
+    "FLOAT8E4M3FNUZ": "float8_e4m3fnuz", "FLOAT8E5M2": "float8_e5m2",
+    "FLOAT8E5M2FNUZ": "float8_e5m2fnuz", "UINT4": "uint4", "INT4": "int4",
+    "FLOAT4E2M1": "float4_e2m1", "FLOAT8E8M0": "float8_e8m0fnu", "UINT2": "uint2",
+    "INT2": "int2", "FLOAT6E2M3": "float6_e2m3", "FLOAT6E3M2": "float6_e3m2",
+}
+
+# Element-wise operators: output 0 may overwrite one of these inputs (when it has the output's
+# size, which the rewrite checks). "all" = every input (variadic Sum/Max/Min/Mean).
+_UNARY = ("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid",
+          "HardSwish", "Tanh", "Softplus", "Softsign", "Gelu", "Mish", "ThresholdedRelu", "Exp",
+          "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Ceil", "Floor", "Round", "Sign", "Erf",
+          "Sin", "Cos", "Clip", "Not", "BatchNormalization", "Shrink")
+_BINARY = ("Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor")
+INPLACE_OPS: dict[str, tuple[int, ...] | str] = {op: (0,) for op in _UNARY}
+INPLACE_OPS.update({op: (0, 1) for op in _BINARY})
+INPLACE_OPS.update({"Sum": "all", "Max": "all", "Min": "all", "Mean": "all"})
+# Left out on purpose: Cast and comparisons (the element size changes), Softmax and LRN (an
+# element's output depends on its neighbours).
+
+VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
+_RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                     "Multinomial", "Bernoulli"})
+_KEEP_DATA_ELEMENTS = 4096  # integer initializers this small keep their data (shapes, axes)
+
+
+def _import_onnx():
+    try:
+        import onnx  # noqa: F401
+        import onnx.shape_inference  # noqa: F401
+    except ImportError:
+        raise CpplanError("the ONNX front end needs the onnx package: pip install "
+                          "'cpplan[onnx]'") from None
+    return onnx
+
+
+def file_digest(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _read(onnx, path: str):
+    from google.protobuf.message import DecodeError
+
+    try:
+        model = onnx.load(path, load_external_data=False)
+    except (DecodeError, RuntimeError, ValueError, UnicodeDecodeError) as e:
+        raise FormatError(f"not a readable ONNX model (truncated or corrupt file?): {e}",
+                          source=path) from None
+    if not model.HasField("graph") or not model.graph.node:
+        raise FormatError("not a readable ONNX model: it has no graph or no nodes (truncated or "
+                          "corrupt file?)", source=path)
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else "invalid model"
+        raise FormatError(f"the ONNX checker rejects the model (truncated or corrupt file?): "
+                          f"{first}", source=path) from None
+    return model
+
+
+def _strip_weights(onnx, graph) -> None:
+    ints = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
+    for t in graph.initializer:
+        n = 1
+        for d in t.dims:
+            n *= d
+        if t.data_type in ints and n <= _KEEP_DATA_ELEMENTS:
+            continue
+        for f in ("raw_data", "float_data", "double_data", "int32_data", "int64_data",
+                  "uint64_data", "string_data"):
+            t.ClearField(f)
+
+
+def _node_name(node, i: int) -> str:
+    return node.name or f"{node.op_type}_{i}"
+
+
+def _set_dims(model, dims: Mapping[str, int], consumers: dict[str, str], source: str) -> None:
+    graph = model.graph
+    inits = {t.name for t in graph.initializer}
+    used: set[str] = set()
+    for vi in [*graph.input, *graph.output, *graph.value_info]:
+        if vi.name in inits or not vi.type.HasField("tensor_type"):
+            continue
+        shape = vi.type.tensor_type.shape
+        for dim in shape.dim:
+            if dim.HasField("dim_param") and dim.dim_param in dims:
+                used.add(dim.dim_param)
+                name = dim.dim_param
+                dim.ClearField("dim_param")
+                dim.dim_value = int(dims[name])
+    unknown = sorted(set(dims) - used)
+    if unknown:
+        raise ProblemError(f"dimension {unknown[0]!r} given, but the model has no symbolic "
+                           "dimension of that name", source=source, field="dims")
+    for vi in graph.input:
+        if vi.name in inits:
+            continue
+        who = consumers.get(vi.name, "no node")
+        if not vi.type.HasField("tensor_type"):
+            raise ProblemError(f"graph input {vi.name!r} (read by {who}) is not a tensor",
+                               source=source, field="inputs")
+        tt = vi.type.tensor_type
+        if not tt.HasField("shape"):
+            raise ProblemError(f"graph input {vi.name!r} (read by {who}) has no shape",
+                               source=source, field="shape")
+        for k, dim in enumerate(tt.shape.dim):
+            if not dim.HasField("dim_value"):
+                what = f"{dim.dim_param!r}" if dim.dim_param else "unnamed"
+                hint = (f"; give it with dims={{{dim.dim_param!r}: N}} "
+                        f"(cpplan extract --dim {dim.dim_param}=N)" if dim.dim_param
+                        else "; the model must give it a value")
+                raise ProblemError(f"graph input {vi.name!r} (read by {who}): dimension {k} "
+                                   f"({what}) is unknown{hint}", source=source, field="shape")
+
+
+def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
+              name: str | None = None) -> Graph:
+    """The graph of the ONNX model at ``path`` (see the module docstring).
+
+    ``dims`` gives values to symbolic dimensions (``{"batch": 1, "sequence": 128}``).
+    Raises :class:`FormatError` for an unreadable file and :class:`ProblemError` naming the node
+    for control flow or a shape that stays unknown.
+    """
+    onnx = _import_onnx()
+    source = str(path)
+    model = _read(onnx, source)
+    graph = model.graph
+    dims = dict(dims or {})
+    for k, v in dims.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ProblemError(f"dimension {k!r} must be a non-negative integer, got {v!r}",
+                               source=source, field="dims")
+    consumers: dict[str, str] = {}
+    for i, node in enumerate(graph.node):
+        nn = _node_name(node, i)
+        if node.op_type in CONTROL_FLOW or any(
+                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                for a in node.attribute):
+            raise ProblemError(f"node {nn!r} ({node.op_type}): control flow is not supported; "
+                               "cpplan plans programs with a fixed schedule (unroll or "
+                               "specialise the model first)", source=source, field="node")
+        if node.domain not in ("", "ai.onnx"):
+            raise ProblemError(f"node {nn!r} ({node.domain}.{node.op_type}): operators outside "
+                               "the default ONNX domain have no shape inference", source=source,
+                               field="node")
+        for t in node.input:
+            consumers.setdefault(t, f"node {nn!r} ({node.op_type})")
+    _strip_weights(onnx, graph)
+    _set_dims(model, dims, consumers, source)
+    try:
+        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
+                                                  data_prop=True)
+    except Exception as e:  # onnx raises InferenceError and others; all mean "bad model"
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ProblemError(f"shape inference failed: {first}", source=source,
+                           field="shape") from None
+    return _build(onnx, model, source, name if name is not None else Path(source).stem)
+
+
+def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str]:
+    if vi is None or not vi.type.HasField("tensor_type"):
+        raise ProblemError(f"{what}: not a tensor, or its type is unknown", source=source,
+                           field="shape")
+    tt = vi.type.tensor_type
+    elem = onnx.TensorProto.DataType.Name(tt.elem_type) if tt.elem_type else "UNDEFINED"
+    if elem not in ONNX_DTYPES:
+        raise ProblemError(f"{what}: element type {elem} has no fixed size", source=source,
+                           field="dtype")
+    if not tt.HasField("shape"):
+        raise ProblemError(f"{what}: shape unknown after shape inference", source=source,
+                           field="shape")
+    shape = []
+    for k, dim in enumerate(tt.shape.dim):
+        if not dim.HasField("dim_value"):
+            missing = (f"symbolic dimension {dim.dim_param!r}; give it with dims="
+                       f"{{{dim.dim_param!r}: N}} (cpplan extract --dim {dim.dim_param}=N)"
+                       if dim.dim_param else "it could not be inferred")
+            raise ProblemError(f"{what}: dimension {k} unknown ({missing})", source=source,
+                               field="shape")
+        shape.append(dim.dim_value)
+    return tuple(shape), ONNX_DTYPES[elem]
+
+
+def _has_shape(types: dict[str, Any], name: str) -> bool:
+    vi = types.get(name)
+    return (vi is not None and vi.type.HasField("tensor_type")
+            and vi.type.tensor_type.HasField("shape"))
+
+
+def _build(onnx, model, source: str, name: str) -> Graph:
+    graph = model.graph
+    types: dict[str, Any] = {}
+    for vi in [*graph.input, *graph.value_info, *graph.output]:
+        types.setdefault(vi.name, vi)
+    g = Graph(name)
+    constant: set[str] = set()
+    for t in graph.initializer:
+        dtype = ONNX_DTYPES.get(onnx.TensorProto.DataType.Name(t.data_type), "uint8")
+        g.add_constant(t.name, tuple(t.dims), dtype)
+        constant.add(t.name)
+    for vi in graph.input:
+        if vi.name in constant:
+            continue  # IR < 4 lists initializers among the inputs
+        shape, dtype = _tensor_type(onnx, vi, f"graph input {vi.name!r}", source)
+        g.add_input(vi.name, shape, dtype)
+    nodes = list(graph.node)
+    order = topological_order([(list(n.input), list(n.output)) for n in nodes],
+                              defined=[*g.tensors, ""])
+    names: set[str] = set()
+    for i in order:
+        node = nodes[i]
+        nn = _node_name(node, i)
+        while nn in names:
+            nn += "'"
+        names.add(nn)
+        ins = [t for t in node.input if t]
+        outs = [t for t in node.output if t]
+        if node.op_type not in _RANDOM and all(t in constant for t in ins):
+            for o in outs:  # folded: made once, before the run
+                shape, dtype = _tensor_type(onnx, types.get(o),
+                                            f"node {nn!r} ({node.op_type}) output {o!r}", source)
+                g.add_constant(o, shape, dtype)
+                constant.add(o)
+            continue
+        if node.op_type == "Dropout" and len(outs) > 1 and ins and not _has_shape(types, outs[1]):
+            # the mask of opset < 10 is not inferred; it has the input's shape, one byte each
+            out_types = [(outs[0], *_tensor_type(onnx, types.get(outs[0]),
+                                                 f"node {nn!r} (Dropout) output {outs[0]!r}",
+                                                 source)),
+                         (outs[1], g.tensors[ins[0]].shape, "bool")]
+        else:
+            out_types = [(o, *_tensor_type(onnx, types.get(o),
+                                           f"node {nn!r} ({node.op_type}) output {o!r}", source))
+                         for o in outs]
+        kw: dict[str, Any] = {}
+        spec = INPLACE_OPS.get(node.op_type)
+        if spec is not None and out_types:
+            idx = range(len(ins)) if spec == "all" else spec
+            # only real inputs with the output's element type qualify
+            kw["inplace"] = tuple(k for k in idx if k < len(ins) and ins[k] not in constant)
+            if node.op_type == "BatchNormalization" and len(outs) > 1:
+                kw["inplace"] = ()  # training mode also writes running statistics
+        if node.op_type in VIEW_OPS and ins and ins[0] not in constant:
+            kw["view"] = True
+        if node.op_type == "Concat" and out_types:
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+            rank = len(out_types[0][1])
+            kw["concat_axis"] = axis + rank if axis < 0 else axis
+        g.add_operator(node.op_type, ins, out_types, name=nn, **kw)
+    for vi in graph.output:
+        if vi.name not in g.tensors:
+            raise FormatError(f"graph output {vi.name!r} is made by no node (truncated or "
+                              "corrupt file?)", source=source)
+        g.mark_output(vi.name)
+    return g
+
+
+def onnx_source(path: str | Path) -> dict[str, Any]:
+    """Provenance of a model file for ``problem.meta``: path, bytes, sha256, onnx version."""
+    onnx = _import_onnx()
+    p = Path(path)
+    return {"model": str(path), "bytes": p.stat().st_size, "sha256": file_digest(p),
+            "onnx_version": onnx.__version__}

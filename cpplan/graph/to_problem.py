@@ -1,0 +1,121 @@
+"""From a graph to a :class:`cpplan.Problem`: liveness, workspaces, rewrites, pools, provenance.
+
+What becomes what:
+
+* every activation is a buffer in pool ``arena``, alive as :mod:`cpplan.graph.liveness` says;
+* every workspace of an operator is a buffer ``<operator>:workspace<k>`` in ``arena`` alive
+  during that operator's step only, planned together with the tensors (TVM USMP's point: one
+  plan for the buffers inside and between operators);
+* graph inputs go to a pool ``inputs`` of their own for the whole run (like Glow's mutable
+  weights), or with ``inputs_in_arena`` into ``arena``, alive until their last use;
+* weights and constants are **not planned**: they are read-only and live outside the arena (in
+  the model's constant section); they are listed in ``problem.meta["constants"]`` with their
+  byte sizes;
+* the rewrites of :mod:`cpplan.graph.rewrites` become :class:`cpplan.Alias` entries, and what
+  they saved goes to ``problem.meta["rewrites"]``.
+
+``problem.meta`` records provenance: the source, the options, the cpplan version and the command
+that regenerates the problem (callers pass ``source`` and ``command``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ProblemError
+from ..problem import Alias, Buffer, Pool, Problem
+from .ir import Graph
+from .liveness import liveness
+from .rewrites import find_aliases
+
+__all__ = ["to_problem", "ARENA", "INPUTS"]
+
+ARENA, INPUTS = "arena", "inputs"
+
+
+def to_problem(
+    graph: Graph,
+    *,
+    inputs_in_arena: bool = False,
+    in_place: bool = False,
+    concat_in_place: bool = False,
+    views: bool = True,
+    alignment: int = 1,
+    name: str | None = None,
+    source: Any = None,
+    command: str | None = None,
+    meta: dict | None = None,
+) -> Problem:
+    """The planning problem of ``graph`` (see the module docstring).
+
+    ``in_place`` and ``concat_in_place`` turn on those rewrites; ``views`` (default on) makes
+    reshapes and other views aliases of their input. ``alignment`` applies to every buffer.
+    ``source`` and ``command`` go to ``meta`` as provenance; ``meta`` adds further entries.
+    """
+    from .. import __version__
+
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1:
+        raise ProblemError(f"must be a positive integer, got {alignment!r}", field="alignment")
+    live = liveness(graph, inputs_in_arena=inputs_in_arena)
+    tensors = graph.tensors
+    pool_of = {t: (INPUTS if tensors[t].role == "input" and not inputs_in_arena else ARENA)
+               for t in live.start}
+    aliasing = find_aliases(graph, live, pool_of, views=views, concat=concat_in_place,
+                            in_place=in_place, alignment=alignment)
+    pool = aliasing.pool
+
+    buffers: list[Buffer] = []
+    ids: set[str] = set(live.start)
+
+    def add(tid: str, size: int, start: int, end: int) -> None:
+        buffers.append(Buffer(tid, size, start, end, alignment, (pool[tid],)))
+
+    for t in tensors.values():  # inputs first, in definition order
+        if t.role == "input":
+            add(t.name, t.size, live.start[t.name], live.end[t.name])
+    n_ws = ws_bytes = 0
+    for step, op in enumerate(graph.operators):
+        for k, size in enumerate(op.workspace):
+            wid = f"{op.name}:workspace{k}"
+            while wid in ids:  # a tensor happens to carry that name
+                wid += "'"
+            ids.add(wid)
+            pool[wid] = ARENA
+            add(wid, size, step, step + 1)
+            n_ws += 1
+            ws_bytes += size
+        for o in op.outputs:
+            add(o, tensors[o].size, live.start[o], live.end[o])
+    aliases = tuple(Alias(lk.buffer, lk.parent, lk.displacement) for lk in aliasing.links)
+    used = {p for p in pool.values()}
+    pools = tuple(Pool(p) for p in (ARENA, INPUTS) if p in used) or (Pool(ARENA),)
+
+    read = {t for op in graph.operators for t in op.inputs}
+    constants = [t for t in tensors.values() if t.role == "constant" and t.name in read]
+    info: dict[str, Any] = {
+        "cpplan_version": __version__,
+        "source": source,
+        "command": command,
+        "options": {"inputs_in_arena": inputs_in_arena, "in_place": in_place,
+                    "concat_in_place": concat_in_place, "views": views, "alignment": alignment},
+        "graph": {"operators": len(graph.operators), "tensors": len(tensors),
+                  "outputs": list(graph.outputs), "steps": live.steps},
+        "inputs": {
+            "where": ("pool 'arena', alive until their last use" if inputs_in_arena
+                      else "pool 'inputs' of their own, alive for the whole run"),
+            "count": sum(t.role == "input" for t in tensors.values()),
+            "bytes": sum(t.size for t in tensors.values() if t.role == "input"),
+        },
+        "workspaces": {"count": n_ws, "bytes": ws_bytes},
+        "constants": {
+            "where": "not planned: weights and constants are read-only and stay outside the "
+                     "arena (the model's constant section)",
+            "count": len(constants),
+            "bytes": sum(t.size for t in constants),
+            "tensors": {t.name: t.size for t in constants},
+        },
+        "rewrites": aliasing.report.as_dict(),
+    }
+    if meta:
+        info.update(meta)
+    return Problem(tuple(buffers), pools, aliases, name if name is not None else graph.name, info)
