@@ -1,0 +1,431 @@
+"""Machinery shared by the replica planners: an arena of placed blocks, the gaps a block sees,
+and the loops that put blocks in pools or lay shared objects end to end.
+
+What every replica gets from here (so each replica module only says *its* order and *its* rule):
+
+* **Blocks, not buffers.** Replicas place the blocks of :func:`cpplan.blocks.make_blocks`; a
+  block with several pieces (aliases) collides with a placed block as soon as one of its pieces
+  does. The originals know no aliases; this is how the replicas extend them.
+* **Obstacles.** For block ``i`` (padded size ``S``) and a placed piece at absolute bytes
+  ``[a, b)`` that shares a moment with its piece ``(lo, hi)``, the block offset ``x`` is free iff
+  ``x + S <= a - hi + S`` or ``x >= b - lo``: the placed piece acts like a plain buffer at
+  ``[a - hi + S, b - lo)`` in the block's own offset space. For a plain buffer that is just
+  ``[a, b)``, so every original's gap scan (offset order, running maximum of ends) carries over
+  unchanged, and for blocks with pieces it stays valid (it may only miss some holes).
+* **Alignment.** ``align(i, pool)`` is the lcm of the block's alignment, the pool's and the
+  original's default alignment (an option of each replica, in bytes). Replicas whose original
+  rounds *sizes* (TFLM, ONNX Runtime, Glow) also pad the block's size: the padded top is what
+  they place and what the capacity check sees.
+* **Pools.** A block tries its candidate pools in order and goes to the first where the
+  replica's rule gives an offset within capacity; otherwise :class:`CapacityError` names the
+  buffer and its pools.
+* **Fixed offsets** (TFLM's offline-planned buffers) are placed first, in the first candidate
+  pool where the offset is free and within capacity. **Zero-size** blocks get offset 0 in their
+  first pool (TFLite and ONNX Runtime do the same) and collide with nothing.
+
+Time-overlap queries use a static index: pieces bucketed by lifetime length (powers of two) and
+sorted by start inside each bucket, so every overlapping piece of a bucket starts in one key
+range (the interval-stabbing trick cpplan's own :mod:`cpplan.planners.placer` uses too). Work per
+query is proportional to what the block overlaps, in numpy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..blocks import Blocks
+from ..errors import CapacityError
+
+INF = np.iinfo(np.int64).max // 4
+EMPTY = np.zeros(0, np.int64)
+
+
+def byte_alignment(blocks: Blocks, nbytes: int) -> int:
+    """The scaled alignment that makes scaled offsets land on multiples of ``nbytes`` bytes."""
+    nbytes = max(int(nbytes), 1)
+    return nbytes // math.gcd(nbytes, blocks.scale)
+
+
+def prepare(problem, alignment: int = 1) -> tuple[Blocks, int]:
+    """Blocks of ``problem`` in which offsets can be multiples of ``alignment`` bytes, and the
+    scaled alignment to join every block's.
+
+    gcd scaling could make ``alignment`` bytes impossible to express (sizes of 2047 bytes scale
+    by 2047, and 32 | 2047k only every 32 units). So the blocks are made from the problem with
+    every pool's base alignment raised to the lcm with ``alignment``, which makes
+    :func:`cpplan.blocks.make_blocks` pick a fitting scale; only if that problem is invalid
+    (a fixed offset off the alignment) the original one is used with a coarser alignment.
+    Pair with :func:`finish`.
+    """
+    from dataclasses import replace
+
+    from ..blocks import make_blocks
+    from ..errors import ProblemError
+
+    if alignment > 1:
+        pools = tuple(replace(p, alignment=math.lcm(p.alignment, alignment))
+                      for p in problem.pools)
+        try:
+            strict = problem.replace(pools=pools)
+        except ProblemError:
+            strict = None
+        if strict is not None:
+            return make_blocks(strict), 1
+    blocks = make_blocks(problem)
+    return blocks, byte_alignment(blocks, alignment)
+
+
+def finish(blocks: Blocks, problem, pool_of, offset, *, planner: str, started: float,
+           stats: dict | None = None):
+    """The checked plan of ``problem`` from a placement of ``blocks`` (see :func:`prepare`)."""
+    from ..plan import Plan, ensure_valid
+
+    plan = blocks.to_plan(pool_of, offset, planner=planner, started=started, stats=stats)
+    if blocks.problem is problem:
+        return plan
+    plan = Plan.build(problem, plan.placements, planner=planner, seconds=plan.seconds,
+                      lower_bound=plan.lower_bound, stats=plan.stats)
+    return ensure_valid(problem, plan)
+
+
+def padded_sizes(blocks: Blocks, round_to: int) -> np.ndarray:
+    """Scaled block sizes after rounding the byte size up to a multiple of ``round_to``."""
+    if round_to <= 1:
+        return blocks.size.copy()
+    g = blocks.scale
+    nbytes = blocks.size * g
+    nbytes = -(-nbytes // round_to) * round_to
+    return -(-nbytes // g)
+
+
+def align_up(x, a):
+    """Round ``x`` (int or array) up to a multiple of ``a``."""
+    return -(-x // a) * a
+
+
+class Arena:
+    """Placed blocks per pool, with time-overlap queries.
+
+    ``top[i]`` is the (padded) scaled size a block occupies; ``extra`` the scaled default
+    alignment of the original. ``pool_of[i] == -1`` while block ``i`` is not placed.
+    """
+
+    def __init__(self, blocks: Blocks, *, top: np.ndarray | None = None, extra: int = 1) -> None:
+        self.blocks = blocks
+        n = len(blocks)
+        self.top = blocks.size.copy() if top is None else np.asarray(top, np.int64)
+        self.extra = max(int(extra), 1)
+        ps, pe = blocks.piece_start, blocks.piece_end
+        pb = np.repeat(np.arange(n, dtype=np.int64), np.diff(blocks.piece_ptr))
+        plo = blocks.piece_lo
+        # The top piece of a block carries its padding.
+        phi = np.where(blocks.piece_hi >= blocks.size[pb], self.top[pb], blocks.piece_hi)
+        self.piece_hi = phi
+        live = np.nonzero(phi > plo)[0]
+        length = (pe - ps)[live]
+        tier = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64) if len(live) else EMPTY
+        big = int(len(blocks.times)) + 2
+        key = tier * big + ps[live]
+        order = np.lexsort((live, key))
+        self._key = key[order]
+        kp = live[order]
+        self._kend = pe[kp]
+        self._kblock = pb[kp]
+        self._klo = plo[kp]
+        self._khi = phi[kp]
+        tiers = np.unique(tier)
+        self._tier_base = tiers * big
+        self._tier_span = np.zeros(len(tiers), np.int64)
+        if len(tiers):
+            np.maximum.at(self._tier_span, np.searchsorted(tiers, tier), length)
+        self._pos = np.full(len(ps), -1, np.int64)
+        self._pos[kp] = np.arange(len(kp), dtype=np.int64)
+        self._kpool = np.full(len(kp), -1, np.int64)
+        self._kalo = np.zeros(len(kp), np.int64)
+        self._kahi = np.zeros(len(kp), np.int64)
+        self._kalign = np.ones(len(kp), np.int64)
+        self.pool_of = np.full(n, -1, np.int64)
+        self.offset = np.zeros(n, np.int64)
+        self.height = np.zeros(blocks.n_pools, np.int64)  # padded tops, grows only
+        self.cap = [INF if c < 0 else int(c) for c in blocks.pool_capacity.tolist()]
+        self._pptr = blocks.piece_ptr.tolist()
+        self._ps = ps.tolist()
+        self._pe = pe.tolist()
+        self._plo = plo.tolist()
+        self._phi = phi.tolist()
+        self._top = self.top.tolist()
+        self._balign = blocks.alignment.tolist()
+        self._palign = blocks.pool_alignment.tolist()
+        self._align: dict[tuple[int, int], int] = {}
+
+    # -- queries -------------------------------------------------------------------------------
+    def align(self, i: int, pool: int) -> int:
+        key = (self._balign[i], pool)
+        got = self._align.get(key)
+        if got is None:
+            got = math.lcm(self._balign[i], self._palign[pool], self.extra)
+            self._align[key] = got
+        return got
+
+    def _overlapping(self, s: int, e: int) -> np.ndarray:
+        lows = self._tier_base + np.maximum(s - self._tier_span + 1, 0)
+        a = np.searchsorted(self._key, lows)
+        b = np.searchsorted(self._key, self._tier_base + e)
+        cnt = b - a
+        total = int(cnt.sum())
+        if total == 0:
+            return EMPTY
+        nz = cnt > 0
+        a, cnt = a[nz], cnt[nz]
+        if len(a) == 1:
+            idx = np.arange(a[0], a[0] + cnt[0])
+        else:
+            idx = np.arange(total) + np.repeat(a - (np.cumsum(cnt) - cnt), cnt)
+        return idx[self._kend[idx] > s]
+
+    def obstacles(self, i: int, pool: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Placed pieces of ``pool`` that share a moment with block ``i``, as plain-buffer
+        intervals ``[lo, hi)`` in the block's offset space (see the module docstring), with the
+        alignment of the block each belongs to. Unsorted."""
+        a, b = self._pptr[i], self._pptr[i + 1]
+        S = self._top[i]
+        los, his, als = [], [], []
+        for q in range(a, b):
+            hi, lo = self._phi[q], self._plo[q]
+            if hi <= lo:
+                continue
+            idx = self._overlapping(self._ps[q], self._pe[q])
+            idx = idx[self._kpool[idx] == pool]
+            los.append(self._kalo[idx] - (hi - S))
+            his.append(self._kahi[idx] - lo)
+            als.append(self._kalign[idx])
+        if not los:
+            return EMPTY, EMPTY, EMPTY
+        if len(los) == 1:
+            return los[0], his[0], als[0]
+        return np.concatenate(los), np.concatenate(his), np.concatenate(als)
+
+    def overlapping_blocks(self, i: int) -> np.ndarray:
+        """Blocks (placed or not, any pool) with a piece sharing a moment with block ``i``."""
+        a, b = self._pptr[i], self._pptr[i + 1]
+        out = [self._kblock[self._overlapping(self._ps[q], self._pe[q])] for q in range(a, b)
+               if self._phi[q] > self._plo[q]]
+        if not out:
+            return EMPTY
+        got = np.unique(np.concatenate(out))
+        return got[got != i]
+
+    def fits(self, i: int, pool: int, off: int) -> bool:
+        return off + self._top[i] <= self.cap[pool]
+
+    def is_free(self, i: int, pool: int, off: int) -> bool:
+        lo, hi, _ = self.obstacles(i, pool)
+        return not bool(np.any((lo - self._top[i] < off) & (off < hi)))
+
+    # -- state ---------------------------------------------------------------------------------
+    def commit(self, i: int, pool: int, off: int) -> None:
+        self.pool_of[i] = pool
+        self.offset[i] = off
+        a, b = self._pptr[i], self._pptr[i + 1]
+        pos = self._pos[a:b]
+        keep = pos >= 0
+        pos = pos[keep]
+        if len(pos):
+            self._kpool[pos] = pool
+            self._kalo[pos] = off + self._klo[pos]
+            self._kahi[pos] = off + self._khi[pos]
+            self._kalign[pos] = self.align(i, pool)
+        h = off + self._top[i]
+        if h > self.height[pool]:
+            self.height[pool] = h
+
+    def unplace(self, which: np.ndarray) -> None:
+        """Take blocks out again (heights are recomputed from what stays)."""
+        which = np.asarray(which, np.int64)
+        self.pool_of[which] = -1
+        mask = np.zeros(len(self.pool_of), bool)
+        mask[which] = True
+        self._kpool[mask[self._kblock]] = -1
+        self.height[:] = 0
+        placed = self.pool_of >= 0
+        if placed.any():
+            np.maximum.at(self.height, self.pool_of[placed],
+                          self.offset[placed] + self.top[placed])
+
+    def failure(self, i: int, planner: str) -> CapacityError:
+        return capacity_error(self.blocks, i, planner)
+
+    def place_fixed_and_empty(self, planner: str) -> np.ndarray:
+        """Place fixed blocks (at their offsets) and zero-size blocks (at 0); return the indices
+        of the blocks still to place, in block order."""
+        bl = self.blocks
+        for i in np.nonzero(bl.fixed >= 0)[0].tolist():
+            off = int(bl.fixed[i])
+            for p in bl.pools[i]:
+                if self.fits(i, p, off) and self.is_free(i, p, off):
+                    self.commit(i, p, off)
+                    break
+            else:
+                raise self.failure(i, planner)
+        for i in np.nonzero((bl.fixed < 0) & (self.top == 0))[0].tolist():
+            self.commit(i, bl.pools[i][0], 0)
+        return np.nonzero(self.pool_of < 0)[0]
+
+    def place_in_order(self, order, choose, planner: str) -> None:
+        """Place the unplaced blocks of ``order``: for each candidate pool in turn,
+        ``choose(self, i, pool)`` gives an offset; the first within capacity wins."""
+        pool_of = self.pool_of
+        pools = self.blocks.pools
+        for i in np.asarray(order, np.int64).tolist():
+            if pool_of[i] >= 0:
+                continue
+            for p in pools[i]:
+                off = choose(self, i, p)
+                if off is not None and self.fits(i, p, off):
+                    self.commit(i, p, off)
+                    break
+            else:
+                raise self.failure(i, planner)
+
+
+def capacity_error(blocks: Blocks, i: int, planner: str) -> CapacityError:
+    problem = blocks.problem
+    b = problem.buffers[int(blocks.root[i])]
+    what = (f"fixed at offset {b.offset}" if b.offset is not None
+            else f"{int(blocks.size[i]) * blocks.scale} bytes during [{b.start}, {b.end})")
+    caps = ", ".join(f"{problem.pools[p].name!r} (capacity {problem.pools[p].capacity})"
+                     for p in blocks.pools[i])
+    return CapacityError(f"{planner}: buffer {b.id!r} ({what}) fits in none of its pools: {caps}")
+
+
+# -- gap scans over obstacles sorted by offset ---------------------------------------------------
+def scan(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Obstacles in offset order: their offsets ``L``, the running maximum end *before* each
+    (``cur``, at least 0: where a gap below it starts) and the maximum end of all (>= 0)."""
+    order = np.argsort(lo, kind="stable")
+    L = lo[order]
+    cm = np.maximum.accumulate(hi[order])
+    cur = np.empty(len(L), np.int64)
+    cur[0] = 0
+    np.maximum(cm[:-1], 0, out=cur[1:])
+    return L, cur, max(int(cm[-1]), 0)
+
+
+def first_fit(lo: np.ndarray, hi: np.ndarray, S: int, A: int) -> int:
+    """Lowest aligned offset: the first gap (from the running maximum end to the next obstacle
+    in offset order) that holds ``S``; else above the highest overlapping end."""
+    if len(lo) == 0:
+        return 0
+    L, cur, top = scan(lo, hi)
+    cand = align_up(cur, A) if A > 1 else cur
+    ok = L - cand >= S
+    k = int(np.argmax(ok))
+    if ok[k]:
+        return int(cand[k])
+    return int(align_up(top, A))
+
+
+def best_fit(lo: np.ndarray, hi: np.ndarray, S: int, A: int) -> tuple[int, int]:
+    """Smallest gap that holds ``S`` (ties: lowest offset) as ``(offset, gap)``; ``gap`` is -1
+    when no gap holds it and the offset is above the highest overlapping end."""
+    if len(lo) == 0:
+        return 0, -1
+    L, cur, top = scan(lo, hi)
+    cand = align_up(cur, A) if A > 1 else cur
+    diff = L - cand
+    diff = np.where(diff >= S, diff, INF)
+    k = int(np.argmin(diff))
+    if diff[k] < INF:
+        return int(cand[k]), int(diff[k])
+    return int(align_up(top, A)), -1
+
+
+# -- shared objects -----------------------------------------------------------------------------
+def object_groups(blocks: Blocks, todo: np.ndarray) -> list[np.ndarray]:
+    """Blocks to share objects among, grouped by candidate pools (an object never mixes pool
+    preferences), groups in order of their first block."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in np.asarray(todo, np.int64).tolist():
+        groups.setdefault(blocks.pools[i], []).append(i)
+    return [np.asarray(g, np.int64) for g in groups.values()]
+
+
+def lay_out_objects(arena: Arena, objects: list[list[int]], planner: str) -> None:
+    """Lay shared objects end to end in the given order (TFLite GPU's ``ObjectsToOffsets``; the
+    graph executor's storage ids): each object goes to the first candidate pool (of its
+    members) where it fits above the fixed blocks and the objects already laid there, at the
+    lcm of its members' alignments; every member sits at the object's offset."""
+    bl = arena.blocks
+    top = arena.top
+    fixed_top = arena.height.copy()  # fixed and zero-size blocks placed so far
+    level = fixed_top.copy()
+    for members in objects:
+        if not members:
+            continue
+        size = int(max(top[m] for m in members))
+        for p in bl.pools[members[0]]:
+            a = math.lcm(*(arena.align(m, p) for m in members))
+            off = int(align_up(int(level[p]), a))
+            if off + size <= arena.cap[p]:
+                for m in members:
+                    arena.commit(m, p, off)
+                level[p] = off + size
+                break
+        else:
+            big = max(members, key=lambda m: (int(top[m]), -m))
+            raise capacity_error(bl, big, planner)
+
+
+def rand_r(state: int) -> tuple[int, int]:
+    """glibc's ``rand_r``: ``(value, new_state)`` (TVM USMP's hill climbing seeds it with 0)."""
+    nxt = state
+    nxt = (nxt * 1103515245 + 12345) & 0xFFFFFFFF
+    result = (nxt // 65536) % 2048
+    nxt = (nxt * 1103515245 + 12345) & 0xFFFFFFFF
+    result = (result << 10) ^ ((nxt // 65536) % 1024)
+    nxt = (nxt * 1103515245 + 12345) & 0xFFFFFFFF
+    result = (result << 10) ^ ((nxt // 65536) % 1024)
+    return result, nxt
+
+
+def offset_plan(problem, name: str, *, order, choose, alignment: int = 1, round_to: int = 1):
+    """The common shape of an offset replica: blocks, fixed and empty ones first, then
+    ``order(blocks, arena, todo)`` placed one by one with ``choose(arena, i, pool)``.
+
+    ``alignment`` (bytes) joins every block's alignment; ``round_to`` (bytes) pads sizes.
+    """
+    import time
+
+    started = time.perf_counter()
+    blocks, extra = prepare(problem, alignment)
+    arena = Arena(blocks, top=padded_sizes(blocks, round_to), extra=extra)
+    todo = arena.place_fixed_and_empty(name)
+    arena.place_in_order(order(blocks, arena, todo), choose, name)
+    return finish(blocks, problem, arena.pool_of, arena.offset, planner=name, started=started)
+
+
+def check_alignment(value: object, option: str = "alignment") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{option} must be a positive integer (bytes), got {value!r}")
+    return value
+
+
+def objects_plan(problem, name: str, assign, *, alignment: int = 1):
+    """The common shape of a shared-object replica: fixed and empty blocks first, then
+    ``assign(blocks, group)`` (a list of objects, each a list of blocks) per group of blocks
+    with the same candidate pools, then the objects laid end to end (:func:`lay_out_objects`).
+    """
+    import time
+
+    started = time.perf_counter()
+    blocks, extra = prepare(problem, alignment)
+    arena = Arena(blocks, extra=extra)
+    todo = arena.place_fixed_and_empty(name)
+    objects: list[list[int]] = []
+    for group in object_groups(blocks, todo):
+        objects.extend(assign(blocks, group))
+    lay_out_objects(arena, objects, name)
+    return finish(blocks, problem, arena.pool_of, arena.offset, planner=name, started=started,
+                  stats={"objects": len(objects)})

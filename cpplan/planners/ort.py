@@ -1,0 +1,64 @@
+"""Replica of ONNX Runtime's memory-pattern planner.
+
+Reproduces microsoft/onnxruntime, ``onnxruntime/core/framework/mem_pattern_planner.h``
+(``MemPatternPlanner::TraceAllocation`` / ``TraceFree``), fed as
+``onnxruntime/core/framework/session_state.cc`` replays the execution plan, with sizes rounded
+as ``IAllocator::CalcMemSizeForArrayWithAlignment<kAllocAlignment>`` does
+(``onnxruntime/core/framework/allocator.h``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan import Plan
+from ..problem import Problem
+from ._greedy import align_up, best_fit, check_alignment, offset_plan
+from .registry import register
+
+NAME = "ort-online-best-fit"
+
+
+@register(NAME, family="replica", reproduces="microsoft/onnxruntime, onnxruntime/core/framework/"
+          "mem_pattern_planner.h")
+def plan(problem: Problem, *, alignment: int = 256, **options: object) -> Plan:
+    """ONNX Runtime MemPatternPlanner: replay the schedule, best-fitting hole on first use.
+
+    Kept from the original:
+
+    * online: blocks are allocated in schedule order (start, then block index as the execution
+      plan lists outputs); a block is freed after its last use, so at each step the frees of
+      the blocks that ended come before the new allocations, and an operator's outputs never
+      take its inputs' bytes (their lifetimes overlap).
+    * placement: walk the live blocks in offset order with the running maximum end; every gap
+      that holds the block is a candidate and the least waste wins (strict ``<``: lowest on
+      ties); the space between the top of the live blocks and the current peak competes too
+      (newer ORT); no candidate: on top of the live blocks (the peak grows only by the excess).
+    * ``alignment`` (bytes, default 256 = ``kAllocAlignment``): ORT rounds every size up to it
+      before planning; here the padded size is placed and offsets are aligned to it (lcm with
+      each block's and pool's alignment).
+
+    Extensions: one peak per pool (ORT has one pattern per allocator location), fixed offsets,
+    aliases and zero-size blocks (ORT gives those offset 0, untraced) as in
+    :mod:`cpplan.planners._greedy`.
+    """
+    align_b = check_alignment(alignment)
+
+    def order(blocks, arena, todo):
+        return todo[np.lexsort((todo, blocks.start[todo]))]
+
+    return offset_plan(problem, NAME, order=order, choose=_choose, alignment=align_b,
+                       round_to=align_b)
+
+
+def _choose(arena, i: int, pool: int) -> int:
+    lo, hi, _ = arena.obstacles(i, pool)
+    S = int(arena.top[i])
+    A = arena.align(i, pool)
+    peak = int(arena.height[pool])
+    off, gap = best_fit(lo, hi, S, A)
+    tail = int(align_up(max(int(hi.max()), 0), A)) if gap >= 0 else off
+    tail_gap = peak - tail
+    if tail_gap >= S and (gap < 0 or tail_gap < gap):
+        return tail
+    return off

@@ -1,0 +1,53 @@
+"""Replica of TensorFlow Lite Micro's greedy memory planner.
+
+Reproduces tensorflow/tflite-micro,
+``tensorflow/lite/micro/memory_planner/greedy_memory_planner.cc``
+(``GreedyMemoryPlanner::CalculateOffsetsIfNeeded``) with the size rounding of
+``tensorflow/lite/micro/micro_allocation_info.cc``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan import Plan
+from ..problem import Problem
+from ._greedy import check_alignment, first_fit, offset_plan
+from .registry import register
+
+NAME = "tflm-greedy"
+
+
+@register(NAME, family="replica", reproduces="tensorflow/tflite-micro, tensorflow/lite/micro/"
+          "memory_planner/greedy_memory_planner.cc")
+def plan(problem: Problem, *, alignment: int = 16, **options: object) -> Plan:
+    """TFLM GreedyMemoryPlanner: offline buffers first, then size descending, lowest first fit.
+
+    Kept from the original:
+
+    * fixed offsets are TFLM's offline-planned buffers: placed first, verbatim.
+    * the online buffers are written into the order array from the tail (reverse insertion
+      order) and then sorted by size descending with a *stable* bubble sort
+      (``ReverseSortInPlace``): equal sizes go last-added first.
+    * placement: walk the time-overlapping placed buffers in offset order keeping the running
+      maximum end, stop at the first gap that holds the buffer; else on top of them all.
+    * ``alignment`` (bytes, default 16 = ``MicroArenaBufferAlignment()``): TFLM's caller
+      rounds sizes up to it (``AlignSizeUp``), so the padded size is what is placed (and what
+      the capacity check sees); offsets are aligned to it too (lcm with each block's and
+      pool's alignment), which TFLM gets for free from the rounded sizes.
+
+    Extensions: pools, aliases and zero-size blocks as in :mod:`cpplan.planners._greedy`.
+    """
+    align_b = check_alignment(alignment)
+
+    def order(blocks, arena, todo):
+        rev = todo[::-1]
+        return rev[np.argsort(-arena.top[rev], kind="stable")]
+
+    return offset_plan(problem, NAME, order=order, choose=_choose, alignment=align_b,
+                       round_to=align_b)
+
+
+def _choose(arena, i: int, pool: int) -> int:
+    lo, hi, _ = arena.obstacles(i, pool)
+    return first_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))

@@ -1,0 +1,362 @@
+"""Replicas of TVM's Unified Static Memory Planner (USMP) algorithms.
+
+Reproduces apache/tvm, ``src/tir/usmp/algo/greedy.cc`` (``GreedyBase``, ``GreedySize``,
+``GreedyConflicts``: ``PostSortAllocation``, ``round_up_to_byte_alignment``,
+``IsValidPlacement``) and ``src/tir/usmp/algo/hill_climb.cc`` (``HillClimbAllocator``).
+
+USMP knows no time: each buffer carries a list of *conflicts* (from TVM's liveness analysis).
+Here the conflicts of a block are the blocks whose lifetimes overlap it; the ``conflicts``
+option (buffer id -> ordered list of buffer ids, possibly asymmetric, as in TVM's unit tests)
+replaces them for the ordering and the hill climb's moves, and *adds* to them for placement, so
+a plan never breaks a time overlap.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..bounds import load_profile
+from ..plan import Plan
+from ..problem import Problem
+from ._greedy import (
+    EMPTY,
+    Arena,
+    align_up,
+    capacity_error,
+    check_alignment,
+    finish,
+    prepare,
+    rand_r,
+)
+from .registry import register
+
+_DOC = """
+
+    Kept from the original:
+
+    * placement (``PostSortAllocation``): the block goes *above the highest end* of its
+      already-placed conflicts in the pool, each end rounded up to the *conflict's* alignment
+      (``round_up_to_byte_alignment``); gaps are never reused. Pools are tried in candidate
+      order; a pool is dropped when the offset would pass its capacity (``size_hint_bytes``);
+      none left: :class:`CapacityError` (TVM: "the space available in the provided pools
+      exceeded").
+    * ``alignment`` (bytes, default 1 = ``kDefaultWorkspaceAlignment``) joins each block's and
+      pool's alignment. TVM never aligns a buffer's own offset; here the offset is also rounded
+      up to the block's own alignment so that the plan stays valid.
+
+    Extensions: fixed offsets, aliases (blocks) and zero-size blocks as in
+    :mod:`cpplan.planners._greedy`; conflicts counted over block spans.
+    """
+
+_HILL_DOC = """
+
+    Kept from the original (``HillClimbAllocator::PlanMemory``):
+
+    * initial order: greedy_by_size's comparator; each attempt re-runs the inner greedy on the
+      current order (here only from the first position that changed: the prefix is
+      deterministic, so the result is the same).
+    * inner greedy: first fit: the already-placed conflicts sorted by offset, and the candidate
+      moves above a conflict (to its end, rounded to the conflict's alignment) whenever it
+      would overlap it; no room in any pool: "could not fit" (the attempt is never accepted).
+    * acceptance: always when better (strictly smaller sum of pool sizes) or the first time;
+      otherwise with probability ``rnd() % 100 < 50 * (total - best) / total / attempts``; a
+      rejection swaps back the *last recorded* swap (even if that swap was already undone:
+      TVM's quirk) and restores the previous allocation. Stops when the accepted total reaches
+      ``memory_pressure`` (default: the max-load of all blocks together), or after
+      ``max_attempts`` (500).
+    * moves: pick a random buffer among those that end at their pool's height (sorted by
+      position); swap one of its conflicts placed before it with a conflict-of-a-conflict
+      placed before that one (75%) or with another of its own earlier conflicts.
+    * randomness: glibc ``rand_r`` seeded with ``seed`` (TVM: 0 on Linux), so it is
+      deterministic; ``time_limit`` (seconds, default 60, ``None`` for none) stops early with
+      the best accepted plan (then the result depends on the machine's speed).
+    """
+
+
+def _conflict_lists(problem: Problem, blocks, conflicts: Mapping[str, Sequence[str]] | None):
+    """Explicit conflict lists as block indices (aliases map to their block), or None."""
+    if conflicts is None:
+        return None
+    bidx = np.empty(len(problem.buffers), np.int64)
+    for k in range(len(blocks)):
+        bidx[blocks.member[blocks.member_ptr[k]:blocks.member_ptr[k + 1]]] = k
+    index = problem.index
+    out: dict[int, list[int]] = {}
+    for bid, lst in conflicts.items():
+        if bid not in index:
+            raise ValueError(f"conflicts: unknown buffer {bid!r}")
+        got = []
+        for c in lst:
+            if c not in index:
+                raise ValueError(f"conflicts of {bid!r}: unknown buffer {c!r}")
+            got.append(int(bidx[index[c]]))
+        out.setdefault(int(bidx[index[bid]]), []).extend(got)
+    return out
+
+
+def _counts(blocks, arena: Arena, explicit) -> np.ndarray:
+    """Number of conflicts per block: blocks overlapping its span (zero-size blocks conflict
+    with nothing), or the length of its explicit list (TVM counts duplicates and itself)."""
+    n = len(blocks)
+    real = np.nonzero(arena.top > 0)[0]
+    s = np.sort(blocks.start[real])
+    e = np.sort(blocks.end[real])
+    later = len(s) - np.searchsorted(s, blocks.end, side="left")
+    earlier = np.searchsorted(e, blocks.start, side="right")
+    cnt = len(real) - later - earlier - (arena.top > 0)
+    cnt[arena.top == 0] = 0
+    if explicit is not None:
+        for k, lst in explicit.items():
+            cnt[k] = len(lst)
+    return cnt.astype(np.int64) if n else cnt
+
+
+def _explicit_obstacles(arena: Arena, i: int, pool: int, explicit):
+    """Placed blocks of ``pool`` in ``i``'s explicit list, as whole rectangles."""
+    lst = explicit.get(i) if explicit else None
+    if not lst:
+        return EMPTY, EMPTY, EMPTY
+    js = np.asarray([j for j in lst if j != i and arena.pool_of[j] == pool], np.int64)
+    if len(js) == 0:
+        return EMPTY, EMPTY, EMPTY
+    lo = arena.offset[js]
+    hi = lo + arena.top[js]
+    al = np.asarray([arena.align(int(j), pool) for j in js], np.int64)
+    return lo, hi, al
+
+
+def _obstacles(arena: Arena, i: int, pool: int, explicit):
+    lo, hi, al = arena.obstacles(i, pool)
+    if explicit:
+        elo, ehi, eal = _explicit_obstacles(arena, i, pool, explicit)
+        if len(elo):
+            lo, hi, al = (np.concatenate([lo, elo]), np.concatenate([hi, ehi]),
+                          np.concatenate([al, eal]))
+    return lo, hi, al
+
+
+def _size_order(blocks, todo, cnt) -> list[int]:
+    names = [blocks.problem.buffers[int(r)].id for r in blocks.root]
+    size = blocks.size.tolist()
+    c = cnt.tolist()
+    return sorted(todo.tolist(), key=lambda i: (size[i], c[i], names[i]), reverse=True)
+
+
+def _conflicts_order(blocks, todo, cnt) -> list[int]:
+    names = [blocks.problem.buffers[int(r)].id for r in blocks.root]
+    size = blocks.size.tolist()
+    c = cnt.tolist()
+    return sorted(todo.tolist(), key=lambda i: (c[i], size[i], names[i]), reverse=True)
+
+
+def _greedy(problem: Problem, name: str, alignment: int, conflicts, by_conflicts: bool) -> Plan:
+    started = time.perf_counter()
+    align_b = check_alignment(alignment)
+    blocks, extra = prepare(problem, align_b)
+    arena = Arena(blocks, extra=extra)
+    explicit = _conflict_lists(problem, blocks, conflicts)
+    todo = arena.place_fixed_and_empty(name)
+    cnt = _counts(blocks, arena, explicit)
+    order = (_conflicts_order if by_conflicts else _size_order)(blocks, todo, cnt)
+
+    def choose(arena, i, pool):
+        lo, hi, al = _obstacles(arena, i, pool, explicit)
+        A = arena.align(i, pool)
+        if len(lo) == 0:
+            return 0
+        return int(align_up(max(int(align_up(hi, al).max()), 0), A))
+
+    arena.place_in_order(order, choose, name)
+    return finish(blocks, problem, arena.pool_of, arena.offset, planner=name, started=started)
+
+
+@register("usmp-greedy-by-size", family="replica", reproduces="apache/tvm, "
+          "src/tir/usmp/algo/greedy.cc (GreedySize)")
+def greedy_by_size(problem: Problem, *, alignment: int = 1,
+                   conflicts: Mapping[str, Sequence[str]] | None = None,
+                   **options: object) -> Plan:
+    """TVM USMP greedy_by_size: size desc (then conflicts desc, name desc), above conflicts."""
+    return _greedy(problem, "usmp-greedy-by-size", alignment, conflicts, by_conflicts=False)
+
+
+@register("usmp-greedy-by-conflicts", family="replica", reproduces="apache/tvm, "
+          "src/tir/usmp/algo/greedy.cc (GreedyConflicts)")
+def greedy_by_conflicts(problem: Problem, *, alignment: int = 1,
+                        conflicts: Mapping[str, Sequence[str]] | None = None,
+                        **options: object) -> Plan:
+    """TVM USMP greedy_by_conflicts: conflicts desc (then size desc, name desc), above
+    conflicts."""
+    return _greedy(problem, "usmp-greedy-by-conflicts", alignment, conflicts, by_conflicts=True)
+
+
+greedy_by_size.__doc__ += _DOC
+greedy_by_conflicts.__doc__ += _DOC
+
+
+@register("usmp-hill-climb", family="replica", reproduces="apache/tvm, "
+          "src/tir/usmp/algo/hill_climb.cc (HillClimbAllocator)")
+def hill_climb(problem: Problem, *, alignment: int = 1,
+               conflicts: Mapping[str, Sequence[str]] | None = None, seed: int = 0,
+               max_attempts: int = 500, memory_pressure: int | None = None,
+               time_limit: float | None = 60.0, **options: object) -> Plan:
+    """TVM USMP hill_climb: random swaps of conflicting buffers around a first-fit greedy."""
+    name = "usmp-hill-climb"
+    started = time.perf_counter()
+    align_b = check_alignment(alignment)
+    blocks, extra = prepare(problem, align_b)
+    arena = Arena(blocks, extra=extra)
+    explicit = _conflict_lists(problem, blocks, conflicts)
+    todo = arena.place_fixed_and_empty(name)
+    cnt = _counts(blocks, arena, explicit)
+    order = _size_order(blocks, todo, cnt)
+    m = len(order)
+    pos = np.full(len(blocks), -1, np.int64)
+    pos[order] = np.arange(m)
+    size = arena.top
+    if memory_pressure is None:
+        desired = int(load_profile(blocks)[0].max()) if len(blocks) else 0
+    else:
+        desired = -(-int(memory_pressure) // blocks.scale)
+
+    def choose(arena, i, pool):
+        lo, hi, al = _obstacles(arena, i, pool, explicit)
+        A = arena.align(i, pool)
+        if len(lo) == 0:
+            return 0
+        o = np.argsort(lo, kind="stable")
+        L = lo[o]
+        cm = np.maximum.accumulate(align_up(hi[o], al[o]))
+        cur = np.empty(len(L), np.int64)
+        cur[0] = 0
+        np.maximum(cm[:-1], 0, out=cur[1:])
+        cand = align_up(cur, A)
+        ok = cand + int(size[i]) <= L
+        k = int(np.argmax(ok))
+        return int(cand[k]) if ok[k] else int(align_up(max(int(cm[-1]), 0), A))
+
+    placed_order: list[int] = []  # the order the arena currently reflects
+    unfit = np.zeros(m, bool)
+
+    def greedy() -> tuple[np.ndarray, np.ndarray, bool]:
+        d = 0
+        while d < len(placed_order) and placed_order[d] == order[d]:
+            d += 1
+        if placed_order:
+            arena.unplace(np.asarray(placed_order[d:], np.int64))
+        pools = blocks.pools
+        for k in range(d, m):
+            i = order[k]
+            unfit[k] = True
+            for p in pools[i]:
+                off = choose(arena, i, p)
+                if arena.fits(i, p, off):
+                    arena.commit(i, p, off)
+                    unfit[k] = False
+                    break
+        placed_order[:] = order
+        return arena.pool_of.copy(), arena.offset.copy(), bool(unfit.any())
+
+    def heights(pool_of, off) -> np.ndarray:
+        h = np.zeros(blocks.n_pools, np.int64)
+        ok = pool_of >= 0
+        np.maximum.at(h, pool_of[ok], off[ok] + size[ok])
+        return h
+
+    neighbours: dict[int, np.ndarray] = {}
+
+    def conflicts_of(i: int) -> np.ndarray:
+        got = neighbours.get(i)
+        if got is None:
+            if explicit is not None and i in explicit:
+                got = np.asarray(explicit[i], np.int64)
+            else:
+                got = arena.overlapping_blocks(i)
+            got = got[pos[got] >= 0] if len(got) else got
+            neighbours[i] = got
+        return got
+
+    state = seed & 0xFFFFFFFF
+
+    def rnd() -> int:
+        nonlocal state
+        v, state = rand_r(state)
+        return v
+
+    def swap(i1: int, i2: int) -> None:
+        if i1 == i2:
+            return
+        b1, b2 = order[i1], order[i2]
+        order[i1], order[i2] = b2, b1
+        pos[b1], pos[b2] = i2, i1
+
+    total_size = 0
+    result = None
+    alloc = None
+    swap_i1 = swap_i2 = -1
+    attempts = 0
+    for attempts in range(max_attempts):
+        if m == 0:
+            result = (arena.pool_of.copy(), arena.offset.copy())
+            break
+        rollback = alloc
+        pool_of, off, cnf = greedy()
+        alloc = (pool_of, off)
+        sizes = heights(pool_of, off)
+        total = int(sizes.sum())
+        if not total_size or (not cnf and (total_size > total or (
+                rnd() % 100 < (50 * (total - total_size)) // max(total, 1) // attempts))):
+            result = alloc
+            if not cnf:
+                total_size = total
+                if total_size <= desired:
+                    break
+        else:
+            swap(swap_i2, swap_i1)
+            alloc = rollback
+            pool_of, off = alloc
+            sizes = heights(pool_of, off)
+        if time_limit is not None and time.perf_counter() - started > time_limit:
+            break
+        ords = np.asarray(order, np.int64)
+        top_hit = (pool_of[ords] >= 0) & (
+            off[ords] + size[ords] == sizes[np.maximum(pool_of[ords], 0)])
+        max_pool_buf = ords[top_hit]  # already sorted by position
+        if len(max_pool_buf) == 0:
+            break
+        node = int(max_pool_buf[rnd() % len(max_pool_buf)])
+        c1s = conflicts_of(node)
+        first = np.sort(pos[c1s][pos[c1s] < pos[node]])
+        seconds = []
+        for c1 in c1s.tolist():
+            c2s = conflicts_of(c1)
+            if len(c2s):
+                p2 = pos[c2s]
+                seconds.append(p2[p2 < pos[c1]])
+        second = np.sort(np.concatenate(seconds)) if seconds else EMPTY
+        if len(first) == 0:
+            continue
+        n1, n2 = len(first), len(second)
+        s1 = int(first[rnd() % n1])
+        s2 = s1
+        for _ in range(10000):  # TVM loops until they differ; bounded here
+            s2 = int(second[rnd() % n2]) if n2 and rnd() % 100 > 25 else int(first[rnd() % n1])
+            if s2 != s1 or (n2 < 2 and n1 < 2):
+                break
+        if s1 == s2:
+            continue
+        swap_i1, swap_i2 = s1, s2  # positions
+        swap(swap_i1, swap_i2)
+
+    if result is None:
+        raise ValueError("usmp-hill-climb: max_attempts must be at least 1")
+    pool_of, off = result
+    if (pool_of < 0).any():
+        raise capacity_error(blocks, int(np.nonzero(pool_of < 0)[0][0]), name)
+    return finish(blocks, problem, pool_of, off, planner=name, started=started,
+                  stats={"attempts": attempts + 1})
+
+
+hill_climb.__doc__ += _HILL_DOC

@@ -1,0 +1,70 @@
+"""Replicas of XLA's heap simulator best-fit heap, with its two sort orders.
+
+Reproduces openxla/xla, ``xla/service/heap_simulator/heap_simulator.cc``
+(``GlobalDecreasingSizeBestFitHeap``: ``GetSortedBufferIntervals``, ``FindChunkCandidate``,
+``CommitChunk``), types ``kSpatial`` and ``kTemporal``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan import Plan
+from ..problem import Problem
+from ._greedy import best_fit, check_alignment, offset_plan
+from .registry import register
+
+_DOC = """
+
+    Kept from the original (the current openxla version, whose free-chunk list ends in an
+    unbounded chunk):
+
+    * placement: subtract the chunks of the time-overlapping buffers from the free list (the
+      piece above a chunk starts at its end rounded up to the alignment); take the free chunk
+      with the smallest (length, offset) that holds the buffer, i.e. best fit, lowest offset on
+      ties; the unbounded top chunk only when no bounded one fits, so the buffer lands right
+      above the highest overlapping end, not at the heap top.
+    * durations are measured in schedule events (compressed time ranks), as XLA counts its
+      Alloc/Free events; remaining ties go by block index (XLA's buffer id).
+    * ``alignment`` (bytes, default 1; XLA takes it from the backend) aligns offsets, never
+      sizes, combined with each block's and pool's alignment.
+    * colocations are cpplan's aliases (the block is placed as one); no preferred offsets, no
+      slicing, no size limit per heap.
+
+    Extensions: pools, fixed offsets and zero-size blocks as in :mod:`cpplan.planners._greedy`.
+    """
+
+
+def _choose(arena, i: int, pool: int) -> int:
+    lo, hi, _ = arena.obstacles(i, pool)
+    return best_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))[0]
+
+
+def _run(problem: Problem, name: str, alignment: int, temporal: bool) -> Plan:
+    align_b = check_alignment(alignment)
+
+    def order(blocks, arena, todo):
+        size = blocks.size[todo]
+        dur = (blocks.end - blocks.start)[todo]
+        keys = (todo, -size, -dur) if temporal else (todo, -dur, -size)
+        return todo[np.lexsort(keys)]
+
+    return offset_plan(problem, name, order=order, choose=_choose, alignment=align_b)
+
+
+@register("xla-best-fit-spatial", family="replica", reproduces="openxla/xla, xla/service/"
+          "heap_simulator/heap_simulator.cc (GlobalDecreasingSizeBestFitHeap, kSpatial)")
+def spatial(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+    """XLA GlobalDecreasingSizeBestFitHeap, kSpatial: size desc, then duration desc, best fit."""
+    return _run(problem, "xla-best-fit-spatial", alignment, temporal=False)
+
+
+@register("xla-best-fit-temporal", family="replica", reproduces="openxla/xla, xla/service/"
+          "heap_simulator/heap_simulator.cc (GlobalDecreasingSizeBestFitHeap, kTemporal)")
+def temporal(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+    """XLA GlobalDecreasingSizeBestFitHeap, kTemporal: duration desc, then size desc, best fit."""
+    return _run(problem, "xla-best-fit-temporal", alignment, temporal=True)
+
+
+spatial.__doc__ += _DOC
+temporal.__doc__ += _DOC
