@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from ..errors import FormatError, ProblemError
+from ..errors import FormatError, PlanError, ProblemError
 from ..plan import Placement, Plan
 from ..problem import Buffer, Pool, Problem
 from .atomic import write_text_atomic
@@ -153,11 +153,14 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
         bid = row["id"]
         if bid in placements:
             raise FormatError("duplicate id", source=str(path), line=line, field="id", buffer=bid)
+        if bid not in problem.index:
+            raise FormatError("not a buffer of the problem (is this the plan of another "
+                              "problem?)", source=str(path), line=line, field="id", buffer=bid)
         off = _int(row["offset"], "offset", str(path), line, bid)
         pool = row.get("pool") or (problem.candidates(bid)[0] if bid in problem.index
                                    else default_pool)
         placements[bid] = Placement(pool, off)
-    if not saw_offset and not placements:
+    if not saw_offset and problem.buffers:  # (the plan of a problem with no buffers is empty)
         raise FormatError("no buffers in plan", source=str(path), line=1)
     return Plan.build(problem, placements, planner=f"file:{path.name}", status="feasible")
 
@@ -187,7 +190,9 @@ def plan_to_csv(problem: Problem, plan: Plan) -> str:
     head = lines[0] + (",pool" if with_pool else "") + ",offset"
     body = []
     for b, line in zip(problem.buffers, lines[1:], strict=True):
-        pl = plan.placements[b.id]
+        pl = plan.placements.get(b.id)
+        if pl is None:
+            raise PlanError(f"buffer {b.id!r} has no placement; a CSV plan places every buffer")
         body.append(line + (f",{pl.pool}" if with_pool else "") + f",{pl.offset}")
     return "\n".join([head, *body]) + "\n"
 
@@ -198,13 +203,24 @@ def write_problem(problem: Problem, path: str | Path) -> None:
 
 
 def write_plan(problem: Problem, plan: Plan, path: str | Path) -> None:
+    _check_ids(problem)
     write_text_atomic(path, plan_to_csv(problem, plan))
 
 
-def _check_csv_can_hold(problem: Problem) -> None:
+def _check_ids(problem: Problem) -> None:
+    # The reader splits lines (str.splitlines: also on \x85, \u2028, ...), then cells on
+    # commas, and strips blanks around cells; an id must survive all three.
     for b in problem.buffers:
         if "," in b.id:
             raise ProblemError("contains a comma, which CSV cannot hold", buffer=b.id, field="id")
+        if b.id != b.id.strip() or len(f"{b.id}x".splitlines()) != 1:
+            raise ProblemError("has blanks around it or a line break, which CSV cannot hold",
+                               buffer=b.id, field="id")
+
+
+def _check_csv_can_hold(problem: Problem) -> None:
+    _check_ids(problem)
+    for b in problem.buffers:
         if b.offset is not None:
             raise ProblemError("MiniMalloc CSV cannot hold fixed offsets; write JSON instead",
                                buffer=b.id, field="offset")

@@ -159,6 +159,9 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
         bid = str(p["id"])
         if bid in placements:
             raise FormatError("placed twice", source=source, buffer=bid, field="placements")
+        if bid not in problem.index:
+            raise FormatError("not a buffer of the problem (is this the plan of another "
+                              "problem?)", source=source, buffer=bid, field=f"placements[{k}]")
         off = p["offset"]
         if isinstance(off, bool) or not isinstance(off, int):
             raise FormatError(f"must be an integer, got {off!r}", source=source, buffer=bid,
