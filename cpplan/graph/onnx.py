@@ -308,3 +308,31 @@ def onnx_source(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     return {"model": str(path), "bytes": p.stat().st_size, "sha256": file_digest(p),
             "onnx_version": onnx.__version__}
+
+
+def extract_onnx(
+    path: str | Path,
+    *,
+    dims: Mapping[str, int] | None = None,
+    inputs_in_arena: bool = False,
+    in_place: bool = False,
+    concat_in_place: bool = False,
+    views: bool = True,
+    alignment: int = 1,
+    name: str | None = None,
+    source: Any = None,
+    command: str | None = None,
+):
+    """The :class:`cpplan.Problem` of an ONNX model: :func:`load_onnx` then
+    :func:`cpplan.graph.to_problem`, with the model's provenance (path, size, sha256, onnx
+    version, ``dims``) in ``meta["source"]`` unless ``source`` is given."""
+    from .to_problem import to_problem
+
+    graph = load_onnx(path, dims=dims, name=name)
+    if source is None:
+        source = onnx_source(path)
+    if dims:
+        source = {**source, "dims": dict(dims)}
+    return to_problem(graph, inputs_in_arena=inputs_in_arena, in_place=in_place,
+                      concat_in_place=concat_in_place, views=views, alignment=alignment,
+                      source=source, command=command)

@@ -117,6 +117,7 @@ class _Blocks:
         self.pruned: dict[str, int] = {t: -1 for t in live.start}
         self.pool = dict(pool_of)  # by block root
         self.cls: dict[str, str] = {}  # union-find over value-preserving links
+        self.outputs = set(graph.outputs)
 
     def find(self, t: str) -> str:
         path = []
@@ -187,7 +188,8 @@ class _Blocks:
     def _in_place_pair(self, early: str, d_early: int, late: str, d_late: int) -> bool:
         """``late`` is written in place over ``early`` at one step, both at the same byte."""
         s = self.start[late]
-        if d_early != d_late or self.end[early] != s + 1 or self.g.producer.get(late) != s:
+        if (d_early != d_late or self.end[early] != s + 1 or self.g.producer.get(late) != s
+                or early in self.outputs):  # an output ending at the last step is not dead
             return False
         op = self.g.operators[s]
         return op.outputs[0] == late and any(op.inputs[i] == early for i in op.inplace)

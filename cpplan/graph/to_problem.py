@@ -119,3 +119,28 @@ def to_problem(
     if meta:
         info.update(meta)
     return Problem(tuple(buffers), pools, aliases, name if name is not None else graph.name, info)
+
+
+def describe(problem: Problem) -> list[str]:
+    """A few lines summarising a problem made by :func:`to_problem`: buffers per pool, aliases
+    per rewrite, bytes saved, constants left out, max-load per pool."""
+    from ..bounds import max_load
+
+    meta = problem.meta
+    per_pool: dict[str, int] = {}
+    for b in problem.buffers:
+        per_pool[b.pools[0] if b.pools else "-"] = per_pool.get(b.pools[0], 0) + 1
+    lines = [f"{len(problem.buffers)} buffers ("
+             + ", ".join(f"{n} in {p}" for p, n in per_pool.items()) + f"), "
+             f"{meta.get('workspaces', {}).get('count', 0)} of them workspaces"]
+    rw = meta.get("rewrites", {})
+    kinds = [k for k in ("view", "concat", "in-place") if k in rw]
+    lines.append(f"{len(problem.aliases)} aliases ("
+                 + ", ".join(f"{k} {rw[k]['aliases']}" for k in kinds)
+                 + f"); bytes saved by rewrites: {rw.get('bytes_saved', 0)} ("
+                 + ", ".join(f"{k} {rw[k]['bytes_saved']}" for k in kinds) + ")")
+    c = meta.get("constants", {})
+    lines.append(f"{c.get('count', 0)} constants ({c.get('bytes', 0)} bytes) not planned")
+    loads = max_load(problem)
+    lines.append("max-load: " + ", ".join(f"{p} {lb.bytes}" for p, lb in loads.items()))
+    return lines
