@@ -42,7 +42,26 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineError(click.ClickException):
+    exit_code = EXIT_USAGE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"cpplan: error: {self.format_message()}", err=True)
+
+
+class _Group(click.Group):
+    """click prints a usage error (missing argument, a directory given for a file, ...) as
+    four lines; cpplan's rule is one line for every user error, so say it in one."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+            raise _OneLineError(e.format_message() + hint) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cpplan")
 def main() -> None:
     """Plan the memory of programs with a fixed schedule, and prove how good the plan is."""
@@ -200,6 +219,49 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 
     run_cli(problem_file, plan_file, output, planner=planner, time_limit=time_limit,
             color_by=color_by, size=size)
+
+
+@main.command()
+@click.argument("model", metavar="MODEL.onnx", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Problem file to write (.json keeps aliases and provenance).")
+@click.option("--inputs-in-arena", is_flag=True,
+              help="Plan graph inputs in the arena, alive until their last use.")
+@click.option("--in-place", "in_place", is_flag=True,
+              help="Element-wise operators write over an input that dies at their step.")
+@click.option("--concat-in-place", is_flag=True,
+              help="Write concat inputs straight into their (contiguous) slices of the output.")
+@click.option("--no-views", is_flag=True, help="Give reshapes and views buffers of their own.")
+@click.option("--alignment", default=1, show_default=True, help="Alignment of every buffer.")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE",
+              help="Value of a symbolic dimension (repeatable), e.g. --dim batch=1.")
+@user_errors
+def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
+            concat_in_place: bool, no_views: bool, alignment: int, dims: tuple[str, ...]) -> None:
+    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx])."""
+    import shlex
+
+    from .graph.onnx import extract_onnx
+    from .graph.to_problem import describe
+    from .io import write_problem
+
+    values: dict[str, int] = {}
+    for d in dims:
+        name, eq, value = d.partition("=")
+        if not eq or not name or not value.strip().isdigit():
+            raise CpplanError(f"--dim expects NAME=VALUE with a non-negative integer, got {d!r}")
+        values[name] = int(value)
+    flags = [f for f, on in (("--inputs-in-arena", inputs_in_arena), ("--in-place", in_place),
+                             ("--concat-in-place", concat_in_place), ("--no-views", no_views))
+             if on]
+    flags += [] if alignment == 1 else ["--alignment", str(alignment)]
+    flags += [a for k, v in values.items() for a in ("--dim", f"{k}={v}")]
+    command = shlex.join(["cpplan", "extract", model, "-o", output, *flags])
+    problem = extract_onnx(model, dims=values, inputs_in_arena=inputs_in_arena,
+                           in_place=in_place, concat_in_place=concat_in_place,
+                           views=not no_views, alignment=alignment, command=command)
+    write_problem(problem, output)
+    click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
 
 
 if __name__ == "__main__":  # pragma: no cover
