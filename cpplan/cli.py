@@ -58,7 +58,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except click.UsageError as e:
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-            raise _OneLineError(e.format_message() + hint) from None
+            message = " ".join(e.format_message().splitlines())
+            raise _OneLineError(message + hint) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

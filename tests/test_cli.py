@@ -1,0 +1,279 @@
+"""The ``cpplan`` command: info, check, convert, and one clear line for every user error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from cpplan import Alias, Buffer, Plan, Pool, Problem
+from cpplan.cli import main
+from cpplan.io import read_plan, read_problem, write_plan, write_problem
+from tests.shared import benchmark
+from tests.strategies import naive_plan
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def assert_user_error(result, *, contains: tuple[str, ...] = ()):
+    """Exit 2, exactly one line on stderr, no traceback."""
+    lines = result.stderr.splitlines()
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("cpplan: error: "), lines
+    assert "Traceback" not in result.output
+    for text in contains:
+        assert text in lines[0], (text, lines[0])
+    return lines[0]
+
+
+PROBLEM = Problem((Buffer("a", 64, 0, 4), Buffer("b", 32, 2, 6, alignment=16),
+                   Buffer("c", 64, 4, 8)))
+
+
+@pytest.fixture
+def files(tmp_path):
+    write_problem(PROBLEM, tmp_path / "p.json")
+    write_problem(PROBLEM, tmp_path / "p.csv")
+    return tmp_path
+
+
+def plan_csv(path, offsets: dict[str, int]):
+    plan = Plan.build(PROBLEM, {k: ("default", v) for k, v in offsets.items()})
+    write_plan(PROBLEM, plan, path)
+    return path
+
+
+# -- info -----------------------------------------------------------------------------------------
+
+def test_info_on_the_first_challenging_instance():
+    path = benchmark("minimalloc-challenging", "A.1048576.csv")
+    result = run("info", path)
+    assert result.exit_code == 0, result.output
+    assert "154 buffers" in result.stdout
+    assert "lower bound: 1048576" in result.stdout
+    assert "max-load 1048576 at step" in result.stdout
+    data = json.loads(run("info", "--json", path).stdout)
+    assert (data["buffers"], data["lower_bound"]) == (154, 1048576)
+    assert data["pools"][0]["max_load"] == 1048576 and data["pools"][0]["at_step"] is not None
+
+
+def test_info_on_a_problem_with_pools_and_aliases(tmp_path):
+    p = Problem((Buffer("x", 64, 0, 3, pools=("sram",)), Buffer("y", 64, 2, 5),
+                 Buffer("w", 32, 0, 2, offset=0, pools=("dram",)), Buffer("z", 8, 9, 10)),
+                (Pool("sram", 256), Pool("dram", cost=4)), (Alias("y", "x"),))
+    write_problem(p, tmp_path / "p.json")
+    out = run("info", tmp_path / "p.json")
+    assert out.exit_code == 0, out.output
+    assert "4 buffers (1 aliased, 1 fixed) in 3 blocks" in out.stdout
+    assert "pool sram: capacity 256" in out.stdout and "max-load 64 at step 0" in out.stdout
+    assert "pool dram: unbounded" in out.stdout and "max-load 32" in out.stdout
+    assert "2 components" in out.stdout
+    data = json.loads(run("info", "--json", tmp_path / "p.json").stdout)
+    # sram needs x (y is in place over it), dram the fixed w; z fits at a moment of less load.
+    assert data["lower_bound"] == 64 + 4 * 32
+
+
+# -- check ----------------------------------------------------------------------------------------
+
+def test_check_accepts_a_valid_plan(files):
+    plan = plan_csv(files / "plan.csv", {"a": 0, "b": 64, "c": 0})
+    for problem in ("p.json", "p.csv"):
+        result = run("check", files / problem, plan)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith("valid: 3 buffers") and "height 96" in result.stdout
+
+
+def test_check_rejects_an_overlap_of_one_byte(files):
+    plan = plan_csv(files / "plan.csv", {"a": 0, "b": 48, "c": 0})  # b = [48, 80) over a's end
+    result = run("check", files / "p.json", plan)
+    assert result.exit_code == 1
+    assert "overlap" in result.stderr and "'a'" in result.stderr and "'b'" in result.stderr
+    assert "[48, 64)" in result.stderr
+    plan = plan_csv(files / "plan.csv", {"a": 0, "b": 64, "c": 95})  # c over b's last byte
+    result = run("check", files / "p.json", plan)
+    assert result.exit_code == 1 and "'b'" in result.stderr and "'c'" in result.stderr
+    assert "[95, 96)" in result.stderr
+
+
+def test_check_rejects_one_byte_off_alignment(files):
+    plan = plan_csv(files / "plan.csv", {"a": 0, "b": 65, "c": 0})
+    result = run("check", files / "p.json", plan)
+    assert result.exit_code == 1
+    assert "alignment" in result.stderr and "'b'" in result.stderr and "off by 1" in result.stderr
+
+
+def test_check_lists_at_most_limit_violations(tmp_path):
+    p = Problem(tuple(Buffer(f"b{i}", 8, 0, 2) for i in range(6)))
+    write_problem(p, tmp_path / "p.json")
+    write_plan(p, Plan.build(p, {f"b{i}": ("default", 0) for i in range(6)}), tmp_path / "x.json")
+    result = run("check", "--limit", "4", tmp_path / "p.json", tmp_path / "x.json")
+    assert result.exit_code == 1
+    assert "15 violations" in result.stderr and "... and 11 more" in result.stderr
+
+
+def test_check_on_a_challenging_instance(tmp_path):
+    path = benchmark("minimalloc-challenging", "A.1048576.csv")
+    problem = read_problem(path)
+    write_plan(problem, naive_plan(problem), tmp_path / "plan.csv")
+    assert run("check", path, tmp_path / "plan.csv").exit_code == 0
+    # Move one buffer onto the last byte of another that is live with it.
+    lines = (tmp_path / "plan.csv").read_text().splitlines()
+    rows = [line.split(",") for line in lines[1:]]
+    a, b = next((a, b) for a in rows for b in rows if a[0] != b[0]
+                and int(a[1]) < int(b[2]) and int(b[1]) < int(a[2]))
+    b[4] = str(int(a[4]) + int(a[3]) - 1)
+    (tmp_path / "bad.csv").write_text("\n".join([lines[0]] + [",".join(r) for r in rows]))
+    result = run("check", path, tmp_path / "bad.csv")
+    assert result.exit_code == 1
+    assert f"'{a[0]}'" in result.stderr and f"'{b[0]}'" in result.stderr
+
+
+# -- convert --------------------------------------------------------------------------------------
+
+def test_convert_problems_and_plans(files):
+    result = run("convert", files / "p.json", files / "q.csv")
+    assert result.exit_code == 0 and "wrote" in result.stdout
+    assert read_problem(files / "q.csv").buffers == PROBLEM.buffers
+    plan = plan_csv(files / "plan.csv", {"a": 0, "b": 64, "c": 0})
+    result = run("convert", "--plan-of", files / "p.csv", plan, files / "plan.json")
+    assert result.exit_code == 0, result.output
+    assert read_plan(files / "plan.json", PROBLEM).placements == read_plan(
+        plan, PROBLEM).placements
+
+
+# -- every user error: one line, exit 2, nothing written ------------------------------------------
+
+CSV_HEAD = "id,lower,upper,size\n"
+
+# name -> (file name, content, text the error line must contain)
+MALFORMED = {
+    "missing file": ("nope.csv", None, "no such file"),
+    "directory": ("dir.csv", "<dir>", "is a directory"),
+    "not UTF-8": ("p.csv", b"id,lower,upper,size\n\xff,0,1,8\n", "not UTF-8"),
+    "empty CSV": ("p.csv", "", "line 1"),
+    "bad header": ("p.csv", "id,lower,upper\n0,0,1\n", "no 'size' column"),
+    "wrong field count": ("p.csv", CSV_HEAD + "0,0,1,8\n1,0,1\n", "line 3"),
+    "non-integer size": ("p.csv", CSV_HEAD + "0,0,1,8\n1,0,1,8k\n", "line 3, buffer '1': size"),
+    "negative size": ("p.csv", CSV_HEAD + "0,0,1,-8\n", "line 2, buffer '0': size"),
+    "end <= start": ("p.csv", CSV_HEAD + "0,5,5,8\n", "line 2, buffer '0': upper"),
+    "duplicate id": ("p.csv", CSV_HEAD + "x,0,1,8\ny,0,1,8\nx,0,1,8\n", "line 4, buffer 'x': id"),
+    "unknown pool": ("p.json", {"buffers": [{"id": "x", "size": 8, "start": 0, "end": 1,
+                                             "pools": ["l2"]}]}, "buffer 'x': pools"),
+    "misaligned fixed offset": ("p.json", {"buffers": [
+        {"id": "x", "size": 8, "start": 0, "end": 1, "alignment": 64, "offset": 32}]},
+        "buffer 'x': offset"),
+    "overlapping fixed buffers": ("p.json", {"buffers": [
+        {"id": "x", "size": 8, "start": 0, "end": 2, "offset": 0},
+        {"id": "y", "size": 8, "start": 1, "end": 3, "offset": 7}]}, "overlaps fixed buffer"),
+    "capacity below a fixed buffer": ("p.json", {"pools": [{"name": "sram", "capacity": 8}],
+                                                 "buffers": [{"id": "x", "size": 8, "start": 0,
+                                                              "end": 2, "offset": 8}]},
+                                      "capacity 8"),
+    "alias cycle": ("p.json", {"buffers": [{"id": "x", "size": 8, "start": 0, "end": 1},
+                                           {"id": "y", "size": 8, "start": 0, "end": 1}],
+                               "aliases": [{"buffer": "x", "root": "y"},
+                                           {"buffer": "y", "root": "x"}]}, "alias cycle"),
+    "alias outside its root": ("p.json", {"buffers": [{"id": "x", "size": 8, "start": 0, "end": 1},
+                                                      {"id": "y", "size": 4, "start": 0, "end": 1}],
+                                          "aliases": [{"buffer": "y", "root": "x",
+                                                       "displacement": 6}]},
+                               "buffer 'y': alias displacement"),
+    "non-integer JSON value": ("p.json", {"buffers": [{"id": "x", "size": 1.5, "start": 0,
+                                                       "end": 1}]}, "buffer 'x': size"),
+    "malformed JSON": ("p.json", '{"format": "cpplan-problem",\n"version": 1,\n"buffers": [,]}',
+                       "line 3: malformed JSON"),
+    "unknown extension": ("p.txt", "whatever", "unknown file type '.txt'"),
+    "wrong JSON format tag": ("p.json", {"format": "cpplan-plan"}, "not a cpplan problem"),
+    "JSON not an object": ("p.json", "[1, 2]", "top level"),
+}
+
+
+def make(tmp_path, name: str, content) -> str:
+    path = tmp_path / name
+    if content == "<dir>":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif isinstance(content, dict):
+        path.write_text(json.dumps({"format": "cpplan-problem", "version": 1} | content))
+    elif content is not None:
+        path.write_text(content)
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", sorted(MALFORMED))
+def test_malformed_input(tmp_path, kind):
+    name, content, contains = MALFORMED[kind]
+    path = make(tmp_path, name, content)
+    out = tmp_path / "out.json"
+    assert_user_error(run("convert", path, out), contains=(contains,))
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+    assert_user_error(run("info", path), contains=(contains,))
+
+
+@pytest.mark.parametrize("plan_text,contains", [
+    ("id,lower,upper,size,offset\na,0,4,64,0\nghost,2,6,32,64\n", "line 3, buffer 'ghost'"),
+    ("id,lower,upper,size\na,0,4,64\n", "'offset' column"),
+    ("id,lower,upper,size,offset\na,0,4,64,zero\n", "line 2, buffer 'a': offset"),
+])
+def test_malformed_plans(files, plan_text, contains):
+    (files / "plan.csv").write_text(plan_text)
+    assert_user_error(run("check", files / "p.json", files / "plan.csv"), contains=(contains,))
+    out = files / "out.json"
+    assert_user_error(run("convert", "--plan-of", files / "p.json", files / "plan.csv", out),
+                      contains=(contains,))
+    assert not out.exists()
+
+
+def test_plan_json_naming_an_unknown_buffer(files):
+    (files / "plan.json").write_text(json.dumps({"format": "cpplan-plan", "version": 1,
+                                                 "placements": [{"id": "zz", "offset": 0}]}))
+    assert_user_error(run("check", files / "p.json", files / "plan.json"),
+                      contains=("buffer 'zz'",))
+
+
+def test_what_csv_cannot_hold(tmp_path):
+    p = Problem((Buffer("x", 8, 0, 1), Buffer("y", 8, 0, 1)), aliases=(Alias("y", "x"),))
+    write_problem(p, tmp_path / "p.json")
+    assert_user_error(run("convert", tmp_path / "p.json", tmp_path / "p.csv"),
+                      contains=("aliases",))
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_converting_a_plan_that_misses_a_buffer(files):
+    (files / "plan.json").write_text(json.dumps({"format": "cpplan-plan", "version": 1,
+                                                 "placements": [{"id": "a", "offset": 0}]}))
+    assert_user_error(run("convert", "--plan-of", files / "p.json", files / "plan.json",
+                          files / "out.csv"), contains=("'b' has no placement",))
+    assert not (files / "out.csv").exists()
+
+
+@pytest.mark.parametrize("target,contains", [
+    ("out.txt", "unknown file type"), ("no/such/dir/out.json", "No such file"),
+    ("outdir", "directory"),
+])
+def test_unwritable_outputs(files, target, contains):
+    (files / "outdir").mkdir()
+    assert_user_error(run("convert", files / "p.json", files / target), contains=(contains,))
+
+
+def test_a_real_process_prints_one_line(tmp_path):
+    (tmp_path / "p.csv").write_text(CSV_HEAD + "0,0,1,8\n0,0,1,8\n")
+    for args in (["info", str(tmp_path / "p.csv")], ["info", str(tmp_path / "missing.csv")]):
+        done = subprocess.run([sys.executable, "-m", "cpplan.cli", *args], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2
+        assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+        assert done.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["check", "p.json"], ["info"], ["nosuch"], ["info", "-x", "p"]])
+def test_usage_errors_are_one_line_too(files, args):
+    assert_user_error(run(*args))
