@@ -95,13 +95,34 @@ def _read(onnx, path: str):
     if not model.HasField("graph") or not model.graph.node:
         raise FormatError("not a readable ONNX model: it has no graph or no nodes (truncated or "
                           "corrupt file?)", source=path)
+    return model
+
+
+def _schedule(graph, source: str) -> None:
+    """Put the nodes in a topological order (the file's own when it is one): shape inference
+    and the checker need it, and it is the schedule."""
+    defined = [t.name for t in graph.initializer] + [v.name for v in graph.input] + [""]
+    try:
+        order = topological_order([(list(n.input), list(n.output)) for n in graph.node],
+                                  defined)
+    except ProblemError as e:
+        raise ProblemError(e.reason, source=source, field="schedule") from None
+    if order != list(range(len(graph.node))):
+        nodes = [graph.node[i] for i in order]
+        copies = [type(n)() for n in nodes]
+        for c, n in zip(copies, nodes, strict=True):
+            c.CopyFrom(n)
+        del graph.node[:]
+        graph.node.extend(copies)
+
+
+def _check(onnx, model, path: str) -> None:
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else "invalid model"
-        raise FormatError(f"the ONNX checker rejects the model (truncated or corrupt file?): "
-                          f"{first}", source=path) from None
-    return model
+        raise FormatError(f"not a valid ONNX model (truncated or corrupt file?): the ONNX "
+                          f"checker says: {first}", source=path) from None
 
 
 def _strip_weights(onnx, graph) -> None:
@@ -190,10 +211,13 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
             raise ProblemError(f"node {nn!r} ({node.domain}.{node.op_type}): operators outside "
                                "the default ONNX domain have no shape inference", source=source,
                                field="node")
+    _schedule(graph, source)
+    for i, node in enumerate(graph.node):
         for t in node.input:
-            consumers.setdefault(t, f"node {nn!r} ({node.op_type})")
-    _strip_weights(onnx, graph)
+            consumers.setdefault(t, f"node {_node_name(node, i)!r} ({node.op_type})")
     _set_dims(model, dims, consumers, source)
+    _check(onnx, model, source)
+    _strip_weights(onnx, graph)
     try:
         model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
                                                   data_prop=True)
@@ -219,9 +243,11 @@ def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str
     shape = []
     for k, dim in enumerate(tt.shape.dim):
         if not dim.HasField("dim_value"):
-            missing = (f"symbolic dimension {dim.dim_param!r}; give it with dims="
-                       f"{{{dim.dim_param!r}: N}} (cpplan extract --dim {dim.dim_param}=N)"
-                       if dim.dim_param else "it could not be inferred")
+            if dim.dim_param and not dim.dim_param.startswith("unk__"):
+                missing = (f"symbolic dimension {dim.dim_param!r}; give it with dims="
+                           f"{{{dim.dim_param!r}: N}} (cpplan extract --dim {dim.dim_param}=N)")
+            else:  # shape inference names the dimensions it cannot compute unk__<k>
+                missing = "it cannot be inferred: it depends on values known only at run time"
             raise ProblemError(f"{what}: dimension {k} unknown ({missing})", source=source,
                                field="shape")
         shape.append(dim.dim_value)
@@ -250,12 +276,8 @@ def _build(onnx, model, source: str, name: str) -> Graph:
             continue  # IR < 4 lists initializers among the inputs
         shape, dtype = _tensor_type(onnx, vi, f"graph input {vi.name!r}", source)
         g.add_input(vi.name, shape, dtype)
-    nodes = list(graph.node)
-    order = topological_order([(list(n.input), list(n.output)) for n in nodes],
-                              defined=[*g.tensors, ""])
     names: set[str] = set()
-    for i in order:
-        node = nodes[i]
+    for i, node in enumerate(graph.node):  # in schedule order (see _schedule)
         nn = _node_name(node, i)
         while nn in names:
             nn += "'"
