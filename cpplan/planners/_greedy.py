@@ -191,6 +191,13 @@ class Arena:
         alignment of the block each belongs to. Unsorted."""
         a, b = self._pptr[i], self._pptr[i + 1]
         S = self._top[i]
+        if b - a == 1:
+            hi, lo = self._phi[a], self._plo[a]
+            if hi <= lo:
+                return EMPTY, EMPTY, EMPTY
+            idx = self._overlapping(self._ps[a], self._pe[a])
+            idx = idx[self._kpool[idx] == pool]
+            return self._kalo[idx] - (hi - S), self._kahi[idx] - lo, self._kalign[idx]
         los, his, als = [], [], []
         for q in range(a, b):
             hi, lo = self._phi[q], self._plo[q]
@@ -304,7 +311,9 @@ def capacity_error(blocks: Blocks, i: int, planner: str) -> CapacityError:
 def scan(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Obstacles in offset order: their offsets ``L``, the running maximum end *before* each
     (``cur``, at least 0: where a gap below it starts) and the maximum end of all (>= 0)."""
-    order = np.argsort(lo, kind="stable")
+    # Order among equal offsets does not matter to any scan here: the gap below the first of
+    # them starts at the running maximum of the strictly lower ones either way.
+    order = np.argsort(lo)
     L = lo[order]
     cm = np.maximum.accumulate(hi[order])
     cur = np.empty(len(L), np.int64)

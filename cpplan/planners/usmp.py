@@ -226,7 +226,7 @@ def hill_climb(problem: Problem, *, alignment: int = 1,
         A = arena.align(i, pool)
         if len(lo) == 0:
             return 0
-        o = np.argsort(lo, kind="stable")
+        o = np.argsort(lo)
         L = lo[o]
         cm = np.maximum.accumulate(align_up(hi[o], al[o]))
         cur = np.empty(len(L), np.int64)
