@@ -4,21 +4,24 @@
 What it does, in order:
 
 1. Reads the model with ``onnx.load(..., load_external_data=False)``: weights stored outside the
-   file are never read; weights inside it are parsed by protobuf and dropped at once (only small
-   integer initializers, the shapes that ``Reshape`` and ``ConstantOfShape`` need, keep their
-   data). A truncated or corrupt file gives a :class:`FormatError`.
-2. Refuses control flow (``If``, ``Loop``, ``Scan``, or any node carrying a subgraph) with an
-   error naming the node: the schedule must be fixed.
-3. Gives symbolic dimensions the values in ``dims`` (``{"batch": 1}``), then infers shapes with
+   file are never read. A truncated or corrupt file gives a :class:`FormatError`.
+2. Refuses control flow (``If``, ``Loop``, ``Scan``, or any node carrying a subgraph) and
+   operators outside the default domain, with an error naming the node: the schedule must be
+   fixed and shapes must be inferable.
+3. Takes the node order as the schedule (reordered topologically, closest to the file's order,
+   only if the file's order is not topological).
+4. Gives symbolic dimensions the values in ``dims`` (``{"batch": 1}``); a graph input with no
+   shape or an unknown dimension is an error naming the input and the node that reads it. Runs
+   the ONNX checker, then drops the weights' data (only small integer initializers, the shapes
+   that ``Reshape`` and ``ConstantOfShape`` need, keep theirs) and infers shapes with
    ``onnx.shape_inference`` (strict, with data propagation). A tensor whose shape stays unknown
    is an error naming the node that makes it and the missing dimension.
-4. Takes the node order as the schedule (reordered topologically, closest to the file's order,
-   only if the file's order is not topological).
 5. Initializers are constants; so is everything computed from constants alone (constant folding:
    the ``light_*`` models of the onnx package make their weights with ``ConstantOfShape``). Such
    nodes do not run at inference time and take no step of the schedule.
 6. Marks operators for the rewrites: element-wise operators may run in place over an input of the
-   output's size, reshapes and friends are views, ``Concat`` records its axis.
+   output's size, reshapes and friends are views (``Dropout`` too: inference models), ``Concat``
+   records its axis.
 """
 
 from __future__ import annotations
