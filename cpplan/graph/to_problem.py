@@ -87,7 +87,7 @@ def to_problem(
         for o in op.outputs:
             add(o, tensors[o].size, live.start[o], live.end[o])
     aliases = tuple(Alias(lk.buffer, lk.parent, lk.displacement) for lk in aliasing.links)
-    used = {p for p in pool.values()}
+    used = set(pool.values())
     pools = tuple(Pool(p) for p in (ARENA, INPUTS) if p in used) or (Pool(ARENA),)
 
     read = {t for op in graph.operators for t in op.inputs}
@@ -129,7 +129,8 @@ def describe(problem: Problem) -> list[str]:
     meta = problem.meta
     per_pool: dict[str, int] = {}
     for b in problem.buffers:
-        per_pool[b.pools[0] if b.pools else "-"] = per_pool.get(b.pools[0], 0) + 1
+        pool = b.pools[0] if b.pools else "any pool"
+        per_pool[pool] = per_pool.get(pool, 0) + 1
     lines = [f"{len(problem.buffers)} buffers ("
              + ", ".join(f"{n} in {p}" for p, n in per_pool.items()) + f"), "
              f"{meta.get('workspaces', {}).get('count', 0)} of them workspaces"]
