@@ -246,7 +246,8 @@ def exact_engine() -> Callable[..., Plan] | None:
 
 def fallback_reference(problem: Problem, time_limit: float = 0.0) -> Plan:
     """Stand-in for the exact engine while :mod:`cpplan.solve` is missing: the best plan of
-    every registered heuristic (replicas and cpplan's own), with the max-load lower bound.
+    the registered heuristics (cpplan's own, then the replicas, in name order; no new one is
+    started after ``time_limit`` seconds), with the max-load lower bound.
 
     Raises :class:`CapacityError` when no heuristic fits the capacities.
     """
@@ -256,7 +257,9 @@ def fallback_reference(problem: Problem, time_limit: float = 0.0) -> Plan:
     best: Plan | None = None
     started = time.perf_counter()
     failures = []
-    for name in names("replica") + names("own"):
+    for name in names("own") + names("replica"):
+        if best is not None and time_limit > 0 and time.perf_counter() - started > time_limit:
+            break  # out of time: the best so far stands
         try:
             plan = get(name)(problem)
         except Exception as e:  # one heuristic failing must not lose the reference

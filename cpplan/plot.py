@@ -27,7 +27,7 @@ from .errors import CpplanError
 from .plan import Plan
 from .problem import Problem
 
-__all__ = ["plot_plan", "save_plot", "COLOR_BY"]
+__all__ = ["plot_plan", "plot_grade", "save_plot", "COLOR_BY"]
 
 COLOR_BY = ("size", "lifetime", "start", "none")
 _CMAPS = {"size": "viridis", "lifetime": "plasma", "start": "twilight_shifted"}
@@ -282,3 +282,85 @@ def run_cli(problem_file: str, plan_file: str | None, output: str, *, planner: s
               "drawn anyway", file=sys.stderr)
     save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
     print(f"wrote {output}: {plan.summary()}", file=sys.stderr)
+
+
+def plot_grade(report: Any, *, cap: float = 2.0, figsize: tuple[float, float] | None = None,
+               dpi: int = 100) -> Any:
+    """A leaderboard at a glance: a grid of planners (rows, best first) by instances (columns),
+    each cell ``height / best known`` coloured green at 1 to red at ``cap`` and beyond, ✓ where
+    the plan is proven optimal, the outcome's name where the planner failed. The last column is
+    the planner's geometric mean. ``report`` is a :class:`cpplan.grade.Report`.
+    """
+    _matplotlib()
+    import math
+
+    import numpy as np
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
+    insts = report.graded
+    rows = [s.planner for s in report.summary()]
+    cols = [i.name for i in insts] + ["geo-mean"]
+    grid = np.full((len(rows), len(cols)), np.nan)
+    text = [["" for _ in cols] for _ in rows]
+    geo = {s.planner: s.geomean_best for s in report.summary()}
+    for a, name in enumerate(rows):
+        for b, inst in enumerate(insts):
+            r = inst.result(name)
+            if r is None:
+                continue
+            if r.outcome != "ok":
+                text[a][b] = r.outcome
+                continue
+            v = inst.ratio_best(r)
+            grid[a, b] = v if v is not None and math.isfinite(v) else np.nan
+            text[a][b] = (_short(v) + (" ✓" if inst.optimal(r) else "")) if v is not None else ""
+        g = geo.get(name)
+        if g is not None:
+            grid[a, -1] = g
+            text[a][-1] = _short(g)
+    if figsize is None:
+        figsize = (min(2.2 + 0.75 * len(cols), 24), 1.0 + 0.38 * max(len(rows), 1))
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    ax = fig.subplots()
+    shown = np.clip(np.nan_to_num(grid, nan=1.0), 1.0, cap)
+    masked = np.ma.array(shown, mask=np.isnan(grid))
+    cmap = _cmap("RdYlGn_r").copy()
+    cmap.set_bad((0.85, 0.85, 0.85))
+    norm = LogNorm(1.0, cap)
+    im = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
+    for a in range(len(rows)):
+        for b in range(len(cols)):
+            if text[a][b]:
+                r, g, bl, _ = cmap(norm(shown[a, b])) if not np.isnan(grid[a, b]) else (1, 1, 1, 1)
+                dark = 0.299 * r + 0.587 * g + 0.114 * bl < 0.45  # white text on dark cells
+                ax.text(b, a, text[a][b], ha="center", va="center", fontsize=7,
+                        color="white" if dark else "black",
+                        fontweight="bold" if b == len(cols) - 1 else "normal")
+    ax.axvline(len(cols) - 1.5, color="black", lw=1.2)
+    ax.set_xticks(range(len(cols)), cols, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.tick_params(length=0)
+    cb = fig.colorbar(im, ax=ax, shrink=0.9, pad=0.01)
+    cb.set_label("height / best known")
+    cb.ax.minorticks_off()
+    ticks = [t for t in (1.0, 1.05, 1.1, 1.25, 1.5, 2.0, 4.0, 8.0) if t <= cap]
+    cb.set_ticks(ticks, labels=[f"{t:g}" + ("+" if t == cap else "") for t in ticks])
+    opt = sum(1 for i in insts if i.proven_optimum is not None)
+    ax.set_title(f"{len(rows)} planners on {len(insts)} instances (optimum proven on {opt}); "
+                 "✓ = proven optimal", fontsize=9)
+    return fig
+
+
+def _short(v: float) -> str:
+    if v >= 100:
+        return f"{v:.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.3f}" if v < 1.1 else f"{v:.2f}"
+
+
+def _cmap(name: str) -> Any:
+    import matplotlib
+
+    return matplotlib.colormaps[name]

@@ -93,3 +93,27 @@ def test_missing_matplotlib_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(CpplanError, match=r"pip install 'cpplan\[plot\]'"):
         plot_plan(problem, plan)
+
+
+def test_plot_grade_is_a_grid_of_ratios(tmp_path: Path) -> None:
+    from cpplan.grade import grade
+    from cpplan.plot import plot_grade
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "first_fit.py"
+    paths = []
+    for seed in (1, 2):
+        rng = random.Random(seed)
+        problem = Problem(tuple(Buffer(f"b{i}", rng.randrange(1, 64), s, s + rng.randrange(1, 6))
+                                for i, s in enumerate(rng.randrange(0, 20) for _ in range(15))))
+        paths.append(tmp_path / f"p{seed}.json")
+        write_problem(problem, paths[-1])
+    report = grade(paths, ["naive", f"ff={examples}:plan", f"bad={examples}:overlapping"],
+                   time_limit=0)
+    fig = plot_grade(report)
+    ax = fig.get_axes()[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [s.planner for s in report.summary()]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["p1", "p2", "geo-mean"]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("invalid") == 2 and any(t.startswith("1.000") for t in texts)
+    fig.savefig(tmp_path / "grade.png")
+    assert png_size(tmp_path / "grade.png")[0] > 100
