@@ -1,0 +1,183 @@
+"""cpplan's own first-fit and best-fit planners, over several orders of the blocks.
+
+Both place blocks one at a time with :class:`cpplan.planners.placer.Placer` (see there for the
+fit rules, pools, alignment, fixed offsets, aliases and the fast index):
+
+* ``best-fit``: a block goes into the smallest free gap it fits (among the blocks already placed
+  that share a moment with it, in its pool), ties to the lowest offset; above everything only
+  when no gap fits.
+* ``first-fit``: a block goes to the lowest offset where it fits.
+
+Orders (:data:`ORDERS`); every one ends its ties on the block index, so plans are deterministic:
+
+* ``size``: larger blocks first; ties: earlier start.
+* ``area``: larger ``bytes x lifetime`` first (bytes summed over the pieces of a block,
+  lifetime in original steps); ties: larger, then earlier start.
+* ``lifetime``: longer-lived first; ties: larger, then earlier start.
+* ``start``: earlier start first; ties: larger first (the order of an online allocator that
+  replays the schedule).
+* ``conflicts``: blocks that share a moment with more other blocks first; ties: larger, then
+  earlier start. (``size`` and ``conflicts`` are TVM USMP's two greedy orders; ``area`` and
+  ``lifetime`` appear in the offset-calculation strategies of the TFLite GPU delegate and in
+  Sekiyama et al., "Profile-guided memory optimization for deep neural networks", 2018.)
+
+By default a planner tries several orders and keeps the plan with the smallest objective (ties:
+the earlier order in :data:`ORDERS`). How many depends on the size of the problem, so that one
+call stays within seconds: all five up to 20 000 blocks, then fewer (``budget_orders``);
+``order=`` picks one and ``orders=[...]`` a list. ``plan.stats`` records the winning order and
+every order's objective (or ``"capacity"`` where that order overflowed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..blocks import Blocks, make_blocks
+from ..errors import CapacityError, CpplanError
+from ..plan import Plan
+from ..problem import Problem
+from .placer import Placer
+from .registry import register
+
+__all__ = ["ORDERS", "order_blocks", "budget_orders", "fit_plan", "best_fit", "first_fit"]
+
+ORDERS = ("size", "area", "lifetime", "start", "conflicts")
+# Options every planner may receive from a portfolio or solver and that a greedy planner ignores.
+IGNORED = frozenset({"time_limit", "seed", "workers", "progress", "deterministic"})
+WORK_PER_CALL = 100_000  # blocks x orders a default call may spend (about 5 s for Y_1's 62185)
+
+
+def order_blocks(blocks: Blocks, name: str) -> np.ndarray:
+    """Block indices in order ``name`` (one of :data:`ORDERS`; see the module docstring)."""
+    n = len(blocks)
+    idx = np.arange(n)
+    if n == 0:
+        return idx
+    size, start = blocks.size, blocks.start
+    if name == "size":
+        return np.lexsort((idx, start, -size))
+    if name == "area":
+        life = blocks.times[blocks.piece_end] - blocks.times[blocks.piece_start]
+        area = (blocks.piece_hi - blocks.piece_lo) * life
+        per_block = np.add.reduceat(area, blocks.piece_ptr[:-1])
+        return np.lexsort((idx, start, -size, -per_block))
+    if name == "lifetime":
+        life = blocks.times[blocks.end] - blocks.times[blocks.start]
+        return np.lexsort((idx, start, -size, -life))
+    if name == "start":
+        return np.lexsort((idx, -size, start))
+    if name == "conflicts":
+        return np.lexsort((idx, start, -size, -conflicts(blocks)))
+    raise CpplanError(f"unknown order {name!r}; known: {', '.join(ORDERS)}")
+
+
+def conflicts(blocks: Blocks) -> np.ndarray:
+    """Number of other blocks whose span shares a moment with each block's span."""
+    n = len(blocks)
+    starts = np.sort(blocks.start)
+    ends = np.sort(blocks.end)
+    after = n - np.searchsorted(starts, blocks.end, side="left")  # start >= my end
+    before = np.searchsorted(ends, blocks.start, side="right")  # end <= my start
+    return n - after - before - 1
+
+
+def budget_orders(n: int) -> tuple[str, ...]:
+    """The orders a default call tries for ``n`` blocks: as many of :data:`ORDERS` as fit in
+    :data:`WORK_PER_CALL` block placements, at least one."""
+    k = max(1, min(len(ORDERS), WORK_PER_CALL // max(n, 1)))
+    return ORDERS[:k]
+
+
+def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = None,
+             orders: Sequence[str] | None = None, **options: object) -> Plan:
+    """Place the blocks of ``problem`` in each order with ``mode`` (``best`` or ``first``) and
+    return the checked plan with the smallest objective.
+
+    Raises :class:`CapacityError` (naming the buffer and its pools) only when every order
+    overflows a capacity; the message is that of the first order tried.
+    """
+    started = time.perf_counter()
+    unknown = set(options) - IGNORED
+    if unknown:
+        raise CpplanError(f"{planner}: unknown option(s) {', '.join(sorted(unknown))}; "
+                          "expected order= or orders=")
+    if order is not None and orders is not None:
+        raise CpplanError(f"{planner}: give order= or orders=, not both")
+    blocks = make_blocks(problem)
+    if order is not None:
+        tried = (order,)
+    elif orders is not None:
+        tried = tuple(orders)
+        if not tried:
+            raise CpplanError(f"{planner}: orders= is empty")
+    else:
+        tried = budget_orders(len(blocks))
+    for name in tried:
+        if name not in ORDERS:
+            raise CpplanError(f"{planner}: unknown order {name!r}; known: {', '.join(ORDERS)}")
+    placer = Placer(blocks)
+    best: tuple[int, str, np.ndarray, np.ndarray] | None = None
+    results: dict[str, int | str] = {}
+    first_error: CapacityError | None = None
+    for name in tried:
+        placer.clear()
+        try:
+            placer.place_fixed(planner)
+            placer.place_order(order_blocks(blocks, name), mode, planner)
+        except CapacityError as e:
+            results[name] = "capacity"
+            first_error = first_error or e
+            continue
+        objective = placer.objective() * blocks.scale
+        results[name] = objective
+        if best is None or objective < best[0]:
+            best = (objective, name, placer.pool_of.copy(), placer.offset.copy())
+    if best is None:
+        assert first_error is not None
+        raise first_error
+    _, name, pool_of, offset = best
+    stats = {"order": name, "mode": mode, "orders": results}
+    return blocks.to_plan(pool_of, offset, planner=planner, started=started, stats=stats)
+
+
+@register("best-fit", family="own")
+def best_fit(problem: Problem, **options: object) -> Plan:
+    """Best-fit (smallest sufficient gap, ties lowest offset) over several block orders; keeps
+    the best plan.
+
+    Options: ``order=`` one of ``size, area, lifetime, start, conflicts``; ``orders=[...]``;
+    default: as many orders as the size of the problem allows (see :mod:`cpplan.planners.fit`).
+    """
+    return fit_plan(problem, "best", "best-fit", **options)
+
+
+@register("first-fit", family="own")
+def first_fit(problem: Problem, **options: object) -> Plan:
+    """First-fit (lowest offset that fits) over several block orders; keeps the best plan.
+
+    Options as for ``best-fit``.
+    """
+    return fit_plan(problem, "first", "first-fit", **options)
+
+
+def _one_order(mode: str, order: str):
+    name = f"{mode}-fit-{order}"
+
+    def plan(problem: Problem, **options: object) -> Plan:
+        if "order" in options or "orders" in options:
+            raise CpplanError(f"{name}: the order is fixed by the name; use {mode}-fit for "
+                              "order= or orders=")
+        return fit_plan(problem, mode, name, order=order, **options)
+
+    plan.__doc__ = (f"{'Best' if mode == 'best' else 'First'}-fit with the blocks in {order} "
+                    f"order only (see cpplan.planners.fit).")
+    plan.__name__ = name.replace("-", "_")
+    return register(name, family="own")(plan)
+
+
+for _mode in ("best", "first"):
+    for _order in ORDERS:
+        _one_order(_mode, _order)
