@@ -1,11 +1,19 @@
 """Find rectangles (time x bytes) that overlap, with one sweep over time.
 
 This is the engine under the plan checker and the problem validator. It never compares all
-pairs: events are swept in time order while the live rectangles are kept sorted by their low
-byte. As long as the live set is disjoint (every valid plan), a new rectangle can only collide
-with its neighbours in that order, so each event costs a binary search. The first collision
-(or a pair from the same group, which is allowed to overlap: members of one alias block) switches
-the sweep to an exhaustive mode over the live set that reports every pair, so broken plans get
+pairs: events are swept in time order (ends before starts at the same moment: lifetimes are
+half-open) while the live rectangles are kept in two sets:
+
+* ``act``: pairwise disjoint, sorted by their low byte. A new rectangle overlaps a contiguous run
+  of them, found by a binary search: the one just below it (if it reaches up past the new low)
+  and those whose low is below the new high. Every valid plan keeps all rectangles here, so an
+  event costs a binary search plus the overlaps it reports.
+* ``extra``: rectangles that overlapped a member of ``act`` when they started (a violation, or a
+  pair from the same group, which is allowed: members of one alias block). They are compared
+  with each new rectangle one by one, and leave when they end, so a few violations early on do
+  not slow the rest of the sweep.
+
+Every overlapping pair is reported once, when the later of the two starts, so broken plans get
 every violation listed, not just the first.
 """
 
@@ -41,71 +49,42 @@ def find_overlaps(rects: Sequence[Rect], *, limit: int | None = None) -> list[tu
     lo_l, hi_l, grp_l = los.tolist(), his.tolist(), groups.tolist()
 
     pairs: list[tuple[int, int]] = []
-    act_lo: list[int] = []
+    act_lo: list[int] = []  # disjoint live rectangles, sorted by low byte
     act_id: list[int] = []
-    full = False
-    slot_of: dict[int, int] = {}
-    s_lo = s_hi = s_grp = s_id = s_used = None
-    free: list[int] = []
-    top = 0
-
-    def to_full() -> None:
-        nonlocal full, s_lo, s_hi, s_grp, s_id, s_used, top
-        full = True
-        cap = max(16, len(act_id) * 2)
-        s_lo = np.zeros(cap, np.int64)
-        s_hi = np.zeros(cap, np.int64)
-        s_grp = np.zeros(cap, np.int64)
-        s_id = np.zeros(cap, np.int64)
-        s_used = np.zeros(cap, bool)
-        for k, r in enumerate(act_id):
-            s_lo[k], s_hi[k], s_grp[k], s_id[k], s_used[k] = lo_l[r], hi_l[r], grp_l[r], r, True
-            slot_of[r] = k
-        top = len(act_id)
-
+    extra: list[int] = []  # live rectangles that overlapped ``act`` when they started
+    in_extra: set[int] = set()
     for kind, r in zip(ev_kind, ev_rect, strict=True):
         lo, hi = lo_l[r], hi_l[r]
-        if not full:
-            if kind == 0:
-                k = bisect_left(act_lo, lo)
-                while act_id[k] != r:  # equal lows only appear transiently
-                    k += 1
+        if kind == 0:
+            if r in in_extra:
+                in_extra.discard(r)
+                extra.remove(r)
+            else:
+                k = bisect_left(act_lo, lo)  # lows in ``act`` are distinct: it is disjoint
                 del act_lo[k]
                 del act_id[k]
-                continue
-            pos = bisect_right(act_lo, lo)
-            clash = (pos > 0 and hi_l[act_id[pos - 1]] > lo) or (
-                pos < len(act_lo) and act_lo[pos] < hi)
-            if not clash:
-                act_lo.insert(pos, lo)
-                act_id.insert(pos, r)
-                continue
-            to_full()
-        if kind == 0:
-            k = slot_of.pop(r)
-            s_used[k] = False
-            free.append(k)
             continue
-        m = top
-        hit = np.nonzero(s_used[:m] & (s_lo[:m] < hi) & (s_hi[:m] > lo) & (s_grp[:m] != grp_l[r]))[0]
-        for k in hit.tolist():
-            pairs.append((int(s_id[k]), r))
-            if limit is not None and len(pairs) >= limit:
-                return pairs
-        if free:
-            k = free.pop()
+        g = grp_l[r]
+        found: list[int] = []
+        pos = bisect_right(act_lo, lo)
+        if pos > 0 and hi_l[act_id[pos - 1]] > lo:
+            found.append(act_id[pos - 1])
+        k = pos
+        while k < len(act_lo) and act_lo[k] < hi:
+            found.append(act_id[k])
+            k += 1
+        if found:
+            extra.append(r)
+            in_extra.add(r)
         else:
-            if top == len(s_lo):
-                grow = len(s_lo)
-                s_lo = np.concatenate([s_lo, np.zeros(grow, np.int64)])
-                s_hi = np.concatenate([s_hi, np.zeros(grow, np.int64)])
-                s_grp = np.concatenate([s_grp, np.zeros(grow, np.int64)])
-                s_id = np.concatenate([s_id, np.zeros(grow, np.int64)])
-                s_used = np.concatenate([s_used, np.zeros(grow, bool)])
-            k = top
-            top += 1
-        s_lo[k], s_hi[k], s_grp[k], s_id[k], s_used[k] = lo, hi, grp_l[r], r, True
-        slot_of[r] = k
+            act_lo.insert(pos, lo)
+            act_id.insert(pos, r)
+        found.extend(x for x in extra if x != r and lo_l[x] < hi and hi_l[x] > lo)
+        for x in found:
+            if grp_l[x] != g:
+                pairs.append((x, r))
+                if limit is not None and len(pairs) >= limit:
+                    return pairs
     return pairs
 
 
