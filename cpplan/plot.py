@@ -325,8 +325,7 @@ def plot_grade(report: Any, *, cap: float = 2.0, figsize: tuple[float, float] | 
     ax = fig.subplots()
     shown = np.clip(np.nan_to_num(grid, nan=1.0), 1.0, cap)
     masked = np.ma.array(shown, mask=np.isnan(grid))
-    cmap = _cmap("RdYlGn_r").copy()
-    cmap.set_bad((0.85, 0.85, 0.85))
+    cmap = _cmap("RdYlGn_r").with_extremes(bad=(0.85, 0.85, 0.85))
     norm = LogNorm(1.0, cap)
     im = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
     for a in range(len(rows)):
