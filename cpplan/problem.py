@@ -39,11 +39,19 @@ __all__ = ["Alias", "Buffer", "Pool", "Problem", "DEFAULT_POOL"]
 DEFAULT_POOL = "default"
 
 
+#: Every number in a problem, and the sum of all sizes, stay below this: planners compute in
+#: numpy int64, and offsets reach the sum of the sizes.
+MAX_VALUE = 2**62
+
+
 def _integer(value: object, what: str, *, buffer: str | None = None,
              pool: str | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ProblemError(f"must be an integer, got {value!r}", buffer=buffer, pool=pool,
                            field=what)
+    if not -MAX_VALUE < value < MAX_VALUE:
+        raise ProblemError(f"too large: {value} (cpplan needs |value| < 2**62)", buffer=buffer,
+                           pool=pool, field=what)
     return int(value)
 
 
@@ -259,6 +267,9 @@ class Problem:
             if p.name in names:
                 raise ProblemError("duplicate pool name", pool=p.name, field="name")
             names.add(p.name)
+        total = sum(b.size for b in self.buffers)
+        if total >= MAX_VALUE:
+            raise ProblemError(f"add up to {total} bytes, beyond 2**62", field="sizes")
         ids: set[str] = set()
         for b in self.buffers:
             if b.id in ids:

@@ -161,6 +161,8 @@ MALFORMED = {
     "bad header": ("p.csv", "id,lower,upper\n0,0,1\n", "no 'size' column"),
     "wrong field count": ("p.csv", CSV_HEAD + "0,0,1,8\n1,0,1\n", "line 3"),
     "non-integer size": ("p.csv", CSV_HEAD + "0,0,1,8\n1,0,1,8k\n", "line 3, buffer '1': size"),
+    "size beyond 64 bits": ("p.csv", CSV_HEAD + "0,0,1,99999999999999999999\n",
+                            "line 2, buffer '0': size: too large"),
     "negative size": ("p.csv", CSV_HEAD + "0,0,1,-8\n", "line 2, buffer '0': size"),
     "end <= start": ("p.csv", CSV_HEAD + "0,5,5,8\n", "line 2, buffer '0': upper"),
     "duplicate id": ("p.csv", CSV_HEAD + "x,0,1,8\ny,0,1,8\nx,0,1,8\n", "line 4, buffer 'x': id"),

@@ -356,3 +356,15 @@ def test_alias_that_starts_before_its_root():
 def test_members_of_one_block_may_share_bytes():
     p = P(Buffer("x", 32, 0, 2), Buffer("y", 32, 1, 3), aliases=(Alias("y", "x"),))
     assert check(p, Plan.build(p, {"x": Placement("default", 0), "y": ("default", 0)})) == []
+
+
+def test_numbers_beyond_64_bit_arithmetic():
+    with bad("2\\*\\*62", buffer="x", field="size"):
+        Buffer("x", 2**62, 0, 1)
+    with bad("2\\*\\*62", buffer="x", field="start"):
+        Buffer("x", 8, -(2**62), 1)
+    with bad("2\\*\\*62", pool="p", field="capacity"):
+        Pool("p", 10**30)
+    big = Buffer("x", 2**61, 0, 1)
+    with bad("2\\*\\*62", field="sizes"):
+        P(big, Buffer("y", 2**61, 5, 6))
