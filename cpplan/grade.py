@@ -711,14 +711,16 @@ def _markdown(rep: Report) -> str:
 
 # -- running ---------------------------------------------------------------------------------------
 def find_instances(paths: Iterable[str | Path]) -> list[Path]:
-    """Problem files named by ``paths``: files as given, directories expanded to their ``.json``
-    and ``.csv`` files (sorted; ``*.plan.*`` files skipped). A missing path is an error."""
+    """Problem files named by ``paths``: files as given, directories searched recursively for
+    ``.json`` and ``.csv`` files (sorted; ``*.plan.*`` files and hidden folders such as the cache
+    skipped). A missing path is an error."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(f for f in p.iterdir() if f.is_file()
+            found = sorted(f for f in p.rglob("*") if f.is_file()
                            and f.suffix.lower() in PROBLEM_SUFFIXES
-                           and not f.name.lower().endswith((".plan.json", ".plan.csv")))
+                           and not f.name.lower().endswith((".plan.json", ".plan.csv"))
+                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
             if not found:
                 raise CpplanError(f"{p}: no .json or .csv problem files in this directory")
             out.extend(found)
