@@ -297,7 +297,7 @@ def _footprint(rects: list[tuple[int, int, int, int]]) -> list[tuple[int, int, i
     points = sorted({t for r in rects for t in r[:2]})
     out: list[tuple[int, int, int, int]] = []
     open_runs: dict[tuple[int, int], int] = {}  # byte interval -> start of its run
-    for t0, t1 in zip(points, points[1:], strict=False):
+    for t0 in points[:-1]:
         live = sorted((lo, hi) for s, e, lo, hi in rects if s <= t0 < e and hi > lo)
         merged: list[tuple[int, int]] = []
         for lo, hi in live:

@@ -15,7 +15,8 @@ class ProblemError(CpplanError, ValueError):
     """Bad input: names where it is (buffer, pool, file line) and which field is wrong.
 
     The message reads ``<where>: <field>: <what is wrong>``, for example
-    ``buffer 'conv1': size: must be >= 0, got -3`` or ``model.csv line 4: size: not an integer: 'x'``.
+    ``buffer 'conv1': size: must be >= 0, got -3`` or
+    ``model.csv line 4: size: not an integer: 'x'``.
     """
 
     def __init__(

@@ -1,0 +1,221 @@
+"""The CP-SAT packing model: time x offset, one rectangle per piece.
+
+For the blocks of one model (a component, or the whole problem):
+
+* block ``i`` gets one pool among its candidates (a literal per candidate, exactly one true;
+  a constant when there is one candidate) and an offset ``alignment * k_i`` (an affine
+  expression of an integer ``k_i``, so alignment costs no constraint), or a constant when fixed;
+* every piece ``(start, end, lo, hi)`` is a rectangle whose time side is fixed and whose byte
+  side is ``[offset + lo, offset + hi)``, optional on the pool literal when there are several
+  candidates;
+* pieces in one pool must not overlap. Two formulations: ``2d`` is ``add_no_overlap_2d`` per
+  pool (DESIGN.md's first design); ``cliques`` (the default) uses that time sides are fixed:
+  two intervals of time overlap iff they share a moment, so it is enough that the pieces live at
+  each *maximal* set of simultaneously live pieces do not overlap in bytes, one 1-D
+  ``add_no_overlap`` per maximal clique of the interval graph (at most one per piece start);
+* ``height[p] >= offset + hi`` for every block in pool ``p``; capacities and probe targets are
+  upper bounds on the heights; the objective is ``sum(cost[p] * height[p])``.
+
+Everything is in the scaled units of :class:`cpplan.blocks.Blocks`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ..blocks import Blocks
+
+__all__ = ["PackingModel", "build_model", "maximal_cliques", "ORDERS"]
+
+# Block orders for the decision strategy, as sort keys over (size, lifetime length, start).
+# Which one finds a packing fast varies wildly between instances (heavy-tailed search), which is
+# why the search races several of them (see cpplan.exact.search).
+ORDERS = {
+    "size": lambda z, life, st: lambda j: (-int(z[j]), -int(life[j]), j),
+    "start": lambda z, life, st: lambda j: (int(st[j]), -int(z[j]), j),
+    "life": lambda z, life, st: lambda j: (-int(life[j]), -int(z[j]), j),
+    "area": lambda z, life, st: lambda j: (-int(z[j]) * int(life[j]), j),
+    "start-life": lambda z, life, st: lambda j: (int(st[j]), -int(life[j]), j),
+    "end": lambda z, life, st: lambda j: (-int(st[j] + life[j]), -int(z[j]), j),
+}
+
+
+@dataclass
+class PackingModel:
+    """A built model and the handles to read a solution back."""
+
+    model: cp_model.CpModel
+    ids: np.ndarray  # block indices in this model
+    offset: list  # per model block: affine expression or int (scaled offset)
+    k: list  # per model block: the IntVar k (offset = align * k), or None when fixed
+    align: list[int]
+    presence: list[dict[int, object]]  # per model block: pool -> literal (or True)
+    height: dict[int, cp_model.IntVar]
+    order: list[int] = field(default_factory=list)  # model positions, largest first
+    restricted: bool = False  # True when the model forbids some valid plans (see build_model)
+
+    def read(self, solver: cp_model.CpSolver) -> tuple[np.ndarray, np.ndarray]:
+        """(pool, scaled offset) of every model block in the solver's solution."""
+        n = len(self.ids)
+        pools = np.zeros(n, np.int64)
+        offs = np.zeros(n, np.int64)
+        for j in range(n):
+            pres = self.presence[j]
+            if len(pres) == 1:
+                pools[j] = next(iter(pres))
+            else:
+                pools[j] = next(p for p, lit in pres.items() if solver.boolean_value(lit))
+            o = self.offset[j]
+            offs[j] = o if isinstance(o, int | np.integer) else solver.value(o)
+        return pools, offs
+
+
+def maximal_cliques(starts: np.ndarray, ends: np.ndarray) -> list[np.ndarray]:
+    """Maximal sets of half-open intervals that share a moment (indices into the arrays).
+
+    Sweep: the live set right before the first end that follows a start is a maximal clique.
+    Empty intervals are ignored.
+    """
+    keep = np.nonzero(ends > starts)[0]
+    times = np.concatenate([ends[keep], starts[keep]])
+    kinds = np.concatenate([np.zeros(len(keep), np.int8), np.ones(len(keep), np.int8)])
+    which = np.concatenate([keep, keep])
+    order = np.lexsort((kinds, times))
+    live: dict[int, None] = {}
+    out: list[np.ndarray] = []
+    grew = False
+    for kind, i in zip(kinds[order].tolist(), which[order].tolist(), strict=True):
+        if kind == 1:
+            live[i] = None
+            grew = True
+        else:
+            if grew and len(live) > 1:
+                out.append(np.fromiter(live, np.int64, len(live)))
+            grew = False
+            del live[i]
+    return out
+
+
+def build_model(
+    blocks: Blocks,
+    ids: np.ndarray,
+    *,
+    height_max: dict[int, int],
+    height_min: dict[int, int] | None = None,
+    minimise: bool = True,
+    overlap: str = "cliques",
+    strategy: str | None = "lowest",
+    hint: tuple[np.ndarray, np.ndarray] | None = None,
+    order_by: str = "size",
+) -> PackingModel:
+    """Build the packing model of blocks ``ids`` (see the module docstring).
+
+    ``height_max[p]`` bounds pool ``p``'s height (capacity, probe target or best known height);
+    ``height_min[p]`` is a proven lower bound. ``strategy`` adds a decision strategy over the
+    offsets, largest blocks first: ``lowest`` picks the block that can go lowest and puts it at
+    its lowest offset (MiniMalloc-like), ties going to the first block in ``order_by`` (a key of
+    :data:`ORDERS`); ``fixed`` takes blocks in that order at their lowest offset; ``None`` leaves
+    the search to CP-SAT. ``hint`` is (pool, offset) per model block.
+    """
+    m = cp_model.CpModel()
+    ids = np.asarray(ids, np.int64)
+    n = len(ids)
+    height_min = height_min or {}
+    used_pools = sorted({p for i in ids.tolist() for p in blocks.pools[i]})
+    height = {
+        p: m.new_int_var(min(height_min.get(p, 0), height_max[p]), height_max[p], f"height{p}")
+        for p in used_pools
+    }
+    offset: list = []
+    kvars: list = []
+    aligns: list[int] = []
+    presence: list[dict[int, object]] = []
+    # Pieces per pool: (time start, time end, y interval) for the overlap constraints.
+    per_pool: dict[int, list[tuple[int, int, object]]] = {p: [] for p in used_pools}
+    restricted = False
+    size = blocks.size
+    for i in ids.tolist():
+        cands = [p for p in blocks.pools[i]
+                 if blocks.fixed[i] < 0 or blocks.fixed[i] + size[i] <= height_max[p]]
+        if not cands:
+            cands = [blocks.pools[i][0]]  # infeasible; the model will say so
+        if len(cands) == 1:
+            pres: dict[int, object] = {cands[0]: True}
+        else:
+            pres = {p: m.new_bool_var(f"b{i}p{p}") for p in cands}
+            m.add_exactly_one(pres.values())
+        presence.append(pres)
+        # With candidate pools of different base alignments the block is aligned to their lcm:
+        # a restriction, so the model no longer proves optimality by itself (``restricted``).
+        a = int(np.lcm.reduce([blocks.align_in(i, p) for p in cands]))
+        if any(blocks.align_in(i, p) != a for p in cands):
+            restricted = True
+        aligns.append(a)
+        top = max(height_max[p] for p in cands) - int(size[i])
+        if blocks.fixed[i] >= 0:
+            o: object = int(blocks.fixed[i])
+            kvars.append(None)
+        else:
+            kv = m.new_int_var(0, max(top, 0) // a, f"k{i}")
+            kvars.append(kv)
+            o = a * kv if a != 1 else kv
+        offset.append(o)
+        for p, lit in pres.items():
+            if size[i] > 0:
+                if lit is True:
+                    m.add(height[p] >= o + int(size[i]))
+                else:
+                    m.add(height[p] >= o + int(size[i])).only_enforce_if(lit)
+            for q in range(blocks.piece_ptr[i], blocks.piece_ptr[i + 1]):
+                lo, hi = int(blocks.piece_lo[q]), int(blocks.piece_hi[q])
+                if hi <= lo:
+                    continue
+                if lit is True:
+                    y = m.new_fixed_size_interval_var(o + lo, hi - lo, f"y{i}.{q}")
+                else:
+                    y = m.new_optional_fixed_size_interval_var(o + lo, hi - lo, lit,
+                                                               f"y{i}.{q}p{p}")
+                per_pool[p].append((int(blocks.piece_start[q]), int(blocks.piece_end[q]), y, lit))
+    for items in per_pool.values():
+        if len(items) < 2:
+            continue
+        if overlap == "2d":
+            xs = []
+            for s, e, _y, lit in items:
+                if lit is True:
+                    xs.append(m.new_fixed_size_interval_var(s, e - s, ""))
+                else:
+                    xs.append(m.new_optional_fixed_size_interval_var(s, e - s, lit, ""))
+            m.add_no_overlap_2d(xs, [y for _s, _e, y, _l in items])
+        elif overlap == "cliques":
+            st = np.asarray([s for s, _e, _y, _l in items], np.int64)
+            en = np.asarray([e for _s, e, _y, _l in items], np.int64)
+            for clique in maximal_cliques(st, en):
+                m.add_no_overlap([items[c][2] for c in clique.tolist()])
+        else:
+            raise ValueError(f"unknown overlap formulation {overlap!r}")
+    if minimise:
+        m.minimize(sum(int(blocks.pool_cost[p]) * h for p, h in height.items()))
+    life = (blocks.end - blocks.start)[ids]
+    order = sorted(range(n), key=ORDERS[order_by](size[ids], life, blocks.start[ids]))
+    if strategy is not None:
+        ks = [kvars[j] for j in order if kvars[j] is not None]
+        lits = [lit for j in order for lit in presence[j].values() if lit is not True]
+        if lits:
+            m.add_decision_strategy(lits, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+        chooser = {"lowest": cp_model.CHOOSE_LOWEST_MIN, "fixed": cp_model.CHOOSE_FIRST}[strategy]
+        if ks:
+            m.add_decision_strategy(ks, chooser, cp_model.SELECT_MIN_VALUE)
+    if hint is not None:
+        hp, ho = hint
+        for j in range(n):
+            if kvars[j] is not None:
+                m.add_hint(kvars[j], int(ho[j]) // aligns[j])
+            for p, lit in presence[j].items():
+                if lit is not True:
+                    m.add_hint(lit, int(hp[j]) == p)
+    return PackingModel(m, ids, offset, kvars, aligns, presence, height, order, restricted)
+

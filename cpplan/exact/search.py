@@ -1,0 +1,204 @@
+"""The search around the CP-SAT model: raced probes, anytime minimisation, interruption.
+
+* :func:`probe` asks "do these blocks fit under these heights?". CP-SAT with a fixed
+  lowest-offset-first strategy finds packings of hard instances in well under a second with one
+  block order and not in minutes with another (heavy-tailed search), so the probe *races* several
+  orders (:data:`cpplan.exact.model.ORDERS`) in time slices that double every round, one solver
+  thread per worker, and stops at the first answer. A "yes" comes with a packing; a "no" is a
+  proof (every order runs a complete search).
+* :func:`minimise` runs CP-SAT's own portfolio on the objective, from a hint and under an upper
+  bound, and reports the best packing and the proven bound as they move.
+* A :class:`Control` carries the deadline and the stop flag: Ctrl-C (or a caller) stops the
+  running solvers, which return their best packing so far.
+
+In deterministic mode everything runs in one thread and time slices are CP-SAT's deterministic
+time, so the same input gives the same packing on every machine load.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ..blocks import Blocks
+from .model import build_model
+
+__all__ = ["Control", "Outcome", "probe", "minimise"]
+
+RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
+
+
+@dataclass
+class Control:
+    """Deadline, stop flag and settings shared by every solver call of one solve."""
+
+    deadline: float
+    workers: int = 2
+    seed: int = 0
+    deterministic: bool = False
+    stopped: threading.Event = field(default_factory=threading.Event)
+    _active: set = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def remaining(self) -> float:
+        return 0.0 if self.stopped.is_set() else max(0.0, self.deadline - time.perf_counter())
+
+    def stop(self) -> None:
+        """Stop every running solver (they return their best solution so far)."""
+        self.stopped.set()
+        with self._lock:
+            for s in list(self._active):
+                s.stop_search()
+
+    def run(self, solver: cp_model.CpSolver, model: cp_model.CpModel,
+            callback: cp_model.CpSolverSolutionCallback | None = None) -> int:
+        with self._lock:
+            if self.stopped.is_set():
+                return cp_model.UNKNOWN
+            self._active.add(solver)
+        try:
+            return solver.solve(model, callback)
+        finally:
+            with self._lock:
+                self._active.discard(solver)
+
+    def solver(self, seconds: float, workers: int = 1) -> cp_model.CpSolver:
+        s = cp_model.CpSolver()
+        p = s.parameters
+        p.num_workers = 1 if self.deterministic else max(1, workers)
+        p.random_seed = self.seed
+        p.catch_sigint_signal = False  # cpplan handles Ctrl-C itself (see cpplan.solve)
+        if self.deterministic:
+            p.max_deterministic_time = max(seconds, 0.01)
+        else:
+            p.max_time_in_seconds = max(seconds, 0.01)
+        return s
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a search learned about one set of blocks (scaled units)."""
+
+    status: str  # "feasible", "optimal", "infeasible", "unknown"
+    pools: np.ndarray | None = None
+    offsets: np.ndarray | None = None
+    bound: int | None = None  # proven lower bound on the objective of these blocks
+    detail: str = ""
+
+
+def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
+          budget: float, orders: tuple[str, ...] = RACE_ORDERS,
+          first_slice: float = 0.25) -> Outcome:
+    """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
+
+    Spends at most ``budget`` seconds (and never past the control's deadline).
+    """
+    end = time.perf_counter() + min(budget, control.remaining())
+    models = {o: build_model(blocks, ids, height_max=heights, minimise=False, order_by=o)
+              for o in orders}
+    lock = threading.Lock()
+    result: list[Outcome] = []
+    local = threading.Event()
+    running: set[cp_model.CpSolver] = set()
+    tasks: list[tuple[str, float]] = []
+    slice_ = first_slice
+    while slice_ < 3600:
+        tasks.extend((o, slice_) for o in orders)
+        slice_ *= 2
+    tasks.reverse()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if local.is_set() or not tasks or control.stopped.is_set():
+                    return
+                order, seconds = tasks.pop()
+            left = end - time.perf_counter()
+            if left <= 0.01:
+                return
+            pm = models[order]
+            solver = control.solver(min(seconds, left))
+            with lock:
+                running.add(solver)
+            status = control.run(solver, pm.model)
+            with lock:
+                running.discard(solver)
+                if local.is_set():
+                    return
+                if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+                    pools, offs = pm.read(solver)
+                    result.append(Outcome("feasible", pools, offs, detail=f"order {order}"))
+                elif status == cp_model.INFEASIBLE and not pm.restricted:
+                    result.append(Outcome("infeasible", detail=f"order {order}"))
+                else:
+                    continue
+                local.set()
+                for s in running:
+                    s.stop_search()
+
+    n_threads = 1 if control.deterministic else max(1, min(control.workers, len(orders)))
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        for t in threads:
+            t.join(timeout=0.05)
+        if control.stopped.is_set():
+            with lock:
+                local.set()
+                for s in running:
+                    s.stop_search()
+    return result[0] if result else Outcome("unknown")
+
+
+class _Progress(cp_model.CpSolverSolutionCallback):
+    def __init__(self, report: Callable[[float, float], None] | None) -> None:
+        super().__init__()
+        self.report = report
+
+    def on_solution_callback(self) -> None:
+        if self.report is not None:
+            self.report(self.objective_value, self.best_objective_bound)
+
+
+def minimise(blocks: Blocks, ids: np.ndarray, control: Control, *, height_max: dict[int, int],
+             height_min: dict[int, int], hint: tuple[np.ndarray, np.ndarray] | None,
+             budget: float, report: Callable[[float, float], None] | None = None) -> Outcome:
+    """Minimise ``sum(cost * height)`` of blocks ``ids`` from ``hint``, for ``budget`` seconds.
+
+    The outcome's bound is CP-SAT's proven objective bound (in scaled units times cost);
+    ``optimal`` means CP-SAT proved it, for this model.
+    """
+    pm = build_model(blocks, ids, height_max=height_max, height_min=height_min, minimise=True,
+                     strategy=None, hint=hint)
+    seconds = min(budget, control.remaining())
+    if seconds <= 0.01:
+        return Outcome("unknown")
+    solver = control.solver(seconds, control.workers)
+    box: list[int] = []
+
+    def run() -> None:
+        box.append(control.run(solver, pm.model, _Progress(report)))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(timeout=0.05)
+    status = box[0] if box else cp_model.UNKNOWN
+    bound = int(np.ceil(solver.best_objective_bound - 1e-6)) if status != cp_model.INFEASIBLE \
+        and status != cp_model.MODEL_INVALID else None
+    if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+        pools, offs = pm.read(solver)
+        proven = status == cp_model.OPTIMAL and not pm.restricted
+        return Outcome("optimal" if proven else "feasible", pools, offs,
+                       bound if not pm.restricted else None)
+    if status == cp_model.INFEASIBLE:
+        return Outcome("infeasible" if not pm.restricted else "unknown")
+    if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
+        raise RuntimeError(f"CP-SAT rejected the model: {pm.model.validate()}")
+    return Outcome("unknown", bound=bound if not pm.restricted else None)

@@ -1,0 +1,330 @@
+"""What users call: the best plan cpplan can find in the time given, with its certificate.
+
+``solve`` runs, in order (DESIGN.md, "The exact engine"):
+
+1. **bounds**: the max-load lower bound per pool; capacities below it end here (``infeasible``,
+   with the pool, the moment and the bytes live then);
+2. **heuristics**: the portfolio of cpplan's planners gives the upper bound, the hint and the
+   fallback; if it reaches the lower bound the plan is optimal and solve stops;
+3. **probes** (one pool): for every component whose plan is above the lower bound, CP-SAT is
+   asked "does it fit at the lower bound?" with raced lowest-offset-first strategies. A yes
+   proves optimality; a proven no raises the lower bound by one unit;
+4. **minimise**: CP-SAT improves the best plan (hint, upper bound) anytime, and its proven bound
+   may raise the lower bound further. With several pools, the whole problem is one model that
+   minimises ``sum(cost * height)``.
+
+The result is always a checked plan (or an ``infeasible`` verdict), never worse than the
+heuristics' best, ``optimal`` only with a proof, otherwise ``feasible`` with the gap. Ctrl-C
+stops the search and returns the best plan found so far.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .blocks import Blocks, make_blocks
+from .bounds import capacity_conflict, max_load, objective_lower_bound
+from .errors import CapacityError, CpplanError
+from .exact.search import Control, Outcome, minimise, probe
+from .plan import Plan
+from .planners import registry
+from .problem import Problem
+
+__all__ = ["solve", "Progress"]
+
+# Blocks beyond which a component is left to the heuristics: CP-SAT models of tens of thousands
+# of rectangles take longer to build than the time users give them.
+MAX_EXACT_BLOCKS = 6000
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a solve, for progress displays: bound and best objective in bytes."""
+
+    seconds: float
+    phase: str
+    lower_bound: int
+    best: int | None
+    message: str = ""
+
+    def __str__(self) -> str:
+        best = "-" if self.best is None else str(self.best)
+        gap = ""
+        if self.best:
+            gap = f"  gap {100 * (self.best - self.lower_bound) / self.best:.3f}%"
+        msg = f"  {self.message}" if self.message else ""
+        return (f"[{self.seconds:7.2f}s] {self.phase:<10} lower bound {self.lower_bound}  "
+                f"best {best}{gap}{msg}")
+
+
+class _State:
+    """The best plan and the proven lower bound, as they move (scaled block arrays)."""
+
+    def __init__(self, problem: Problem, blocks: Blocks, lower: int, started: float,
+                 progress: Callable[[Progress], None] | None) -> None:
+        self.problem, self.blocks, self.started = problem, blocks, started
+        self.lower = lower  # objective bound, bytes
+        self.pools: np.ndarray | None = None
+        self.offsets: np.ndarray | None = None
+        self.objective: int | None = None
+        self.planner = ""
+        self.partial: np.ndarray | None = None  # per-component packings before any full plan
+        self.progress = progress
+        self.notes: list[str] = []
+
+    def emit(self, phase: str, message: str = "") -> None:
+        if self.progress is not None:
+            self.progress(Progress(time.perf_counter() - self.started, phase, self.lower,
+                                   self.objective, message))
+
+    def objective_of(self, pools: np.ndarray, offsets: np.ndarray) -> int:
+        b = self.blocks
+        tops = offsets + b.size
+        heights = np.zeros(b.n_pools, np.int64)
+        np.maximum.at(heights, pools, tops)
+        return int((heights * b.pool_cost).sum()) * b.scale
+
+    def offer(self, pools: np.ndarray, offsets: np.ndarray, planner: str) -> bool:
+        obj = self.objective_of(pools, offsets)
+        if self.objective is None or obj < self.objective:
+            self.pools, self.offsets, self.objective, self.planner = pools, offsets, obj, planner
+            return True
+        return False
+
+    def raise_lower(self, value: int, why: str) -> None:
+        if value > self.lower:
+            self.lower = value
+            self.notes.append(why)
+
+
+def _block_arrays(blocks: Blocks, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    names = {p.name: i for i, p in enumerate(blocks.problem.pools)}
+    ids = [blocks.problem.buffers[r].id for r in blocks.root.tolist()]
+    pools = np.fromiter((names[plan.placements[i].pool] for i in ids), np.int64, len(ids))
+    offs = np.fromiter((plan.placements[i].offset // blocks.scale for i in ids), np.int64, len(ids))
+    return pools, offs
+
+
+def _heuristics(problem: Problem, state: _State, time_limit: float, seed: int,
+                deterministic: bool, planners: list[str] | None) -> None:
+    known = registry.names()
+    if planners is None:
+        planners = ["portfolio"] if "portfolio" in known else [
+            n for n in ("best-fit", "first-fit", "local-search") if n in known]
+    failures = []
+    for name in planners:
+        fn = registry.get(name)
+        options: dict = {}
+        if name in ("portfolio", "local-search"):
+            options = {"time_limit": time_limit, "seed": seed}
+            if deterministic:
+                options["deterministic"] = True
+        try:
+            plan = fn(problem, **options)
+        except CapacityError as e:
+            failures.append(f"{name}: {e}")
+            continue
+        except TypeError:
+            plan = fn(problem)
+        pools, offs = _block_arrays(state.blocks, plan)
+        if state.offer(pools, offs, plan.planner or name):
+            state.emit("heuristic", f"{plan.planner or name}")
+    if state.objective is None and failures:
+        state.notes.append("heuristics could not meet the capacities (" + "; ".join(failures[:2])
+                           + ")")
+
+
+def solve(
+    problem: Problem,
+    *,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+    progress: Callable[[Progress], None] | None = None,
+    deterministic: bool = False,
+    planners: list[str] | None = None,
+    goal: str = "minimise",
+    exact: bool = True,
+) -> Plan:
+    """The best checked plan found within ``time_limit`` seconds, with its certificate.
+
+    ``goal="minimise"`` minimises ``sum(cost * height)``; ``goal="fit"`` stops at the first plan
+    within the pools' capacities (MiniMalloc's question). ``planners`` overrides the heuristic
+    portfolio; ``exact=False`` skips CP-SAT. ``deterministic=True`` gives the same plan on every
+    run (one thread, deterministic time). ``progress`` receives a :class:`Progress` whenever the
+    bound or the best plan moves.
+    """
+    if goal not in ("minimise", "fit"):
+        raise CpplanError(f"unknown goal {goal!r}; expected 'minimise' or 'fit'")
+    started = time.perf_counter()
+    control = Control(started + max(time_limit, 0.0), workers=workers, seed=seed,
+                      deterministic=deterministic)
+    blocks = make_blocks(problem)
+    conflict = capacity_conflict(blocks)
+    if conflict is not None:
+        return Plan.infeasible(problem, conflict, planner="cpplan.solve",
+                               seconds=time.perf_counter() - started)
+    state = _State(problem, blocks, objective_lower_bound(blocks), started, progress)
+    state.emit("bounds")
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, lambda *_: control.stop())
+    try:
+        _heuristics(problem, state, min(max(time_limit * 0.1, 0.2), 10.0), seed, deterministic,
+                    planners)
+        if exact and not (state.objective is not None and state.objective <= state.lower):
+            if goal == "fit" and state.objective is not None:
+                pass  # a plan within the capacities answers the question
+            elif blocks.n_pools == 1:
+                _exact_one_pool(state, control, goal)
+            else:
+                _exact_pools(state, control)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+    seconds = time.perf_counter() - started
+    stats = {"notes": state.notes, "interrupted": control.stopped.is_set(),
+             "best_planner": state.planner}
+    if state.objective is None:
+        why = "; ".join(state.notes) or "no plan found"
+        if any(n.startswith("proved") for n in state.notes):
+            return Plan.infeasible(problem, why, planner="cpplan.solve", seconds=seconds)
+        plan = Plan.infeasible(problem, why, planner="cpplan.solve", seconds=seconds)
+        return plan.with_record(status="unknown")
+    plan = blocks.to_plan(state.pools, state.offsets, planner=f"cpplan.solve:{state.planner}",
+                          seconds=seconds, lower_bound=state.lower, stats=stats)
+    state.emit("done", plan.status)
+    return plan
+
+
+def _exact_one_pool(state: _State, control: Control, goal: str) -> None:
+    """Probe each component whose best height is above the lower bound, then minimise."""
+    b = state.blocks
+    cost = int(b.pool_cost[0]) or 1
+    unit = b.scale * cost
+    cap = int(b.pool_capacity[0]) if b.pool_capacity[0] >= 0 else None
+    comps = [c for c in b.components() if len(c)]
+
+    def comp_height(c: np.ndarray) -> int | None:
+        if state.offsets is None:
+            return None
+        return int((state.offsets[c] + b.size[c]).max())
+
+    def lower_h() -> int:
+        return -(-state.lower // unit)
+
+    def critical() -> list[np.ndarray]:
+        out = []
+        for c in comps:
+            h = comp_height(c)
+            target = cap if goal == "fit" and cap is not None else lower_h()
+            if (h is None or h > target) and len(c) <= MAX_EXACT_BLOCKS:
+                out.append(c)
+        return sorted(out, key=len, reverse=True)
+
+    # 1. Probes: at the lower bound (goal minimise) or at the capacity (goal fit).
+    todo = critical()
+    for k, c in enumerate(todo):
+        if control.remaining() <= 0:
+            break
+        target = cap if goal == "fit" and cap is not None else lower_h()
+        if cap is not None:
+            target = min(target, cap)
+        share = len(todo) - k
+        budget = control.remaining() * (0.6 if goal == "minimise" else 1.0) / share
+        out = probe(b, c, {0: target}, control, budget=budget)
+        if out.status == "feasible":
+            _merge(state, c, out, "probe")
+        elif out.status == "infeasible":
+            if goal == "fit":
+                state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
+                                   f"{target * b.scale} (exact probe, {out.detail})")
+                return
+            state.raise_lower((target + 1) * unit, f"probe at {target * b.scale} infeasible")
+            state.emit("probe", f"no plan at {target * b.scale}: lower bound raised")
+    if goal == "fit":
+        if state.objective is None:
+            state.notes.append("no plan within the capacity found in the time limit")
+        return
+    # 2. Minimise each component still above the lower bound, from its best plan.
+    todo = critical()
+    for k, c in enumerate(todo):
+        if control.remaining() <= 0:
+            break
+        h = comp_height(c)
+        hmax = cap if h is None else (h if cap is None else min(h, cap))
+        if hmax is None:
+            hmax = int(b.size[c].sum())
+        hint = None if state.offsets is None else (np.zeros(len(c), np.int64), state.offsets[c])
+        budget = control.remaining() / (len(todo) - k)
+
+        def report(obj: float, bound: float, _c=c) -> None:
+            state.emit("minimise", f"component of {len(_c)}: height {int(obj) * b.scale}, "
+                       f"bound {int(bound) * b.scale}")
+
+        out = minimise(b, c, control, height_max={0: hmax}, height_min={0: lower_h()},
+                       hint=hint, budget=budget, report=report)
+        if out.offsets is not None:
+            _merge(state, c, out, "cp-sat")
+        if out.bound is not None:
+            state.raise_lower(out.bound * b.scale, "cp-sat bound")
+        if out.status == "infeasible" and state.offsets is None:
+            state.notes.append(f"proved: no plan of {len(c)} blocks fits within capacity "
+                               f"{hmax * b.scale} (CP-SAT)")
+            return
+
+
+def _merge(state: _State, c: np.ndarray, out: Outcome, planner: str) -> None:
+    """Put a component's new packing into the best plan when it helps (one pool).
+
+    Without any plan yet (no heuristic met the capacity), packings are collected per component
+    until every block has one.
+    """
+    b = state.blocks
+    if state.offsets is None:
+        if state.partial is None:
+            state.partial = np.full(len(b), -1, np.int64)
+        state.partial[c] = out.offsets
+        if (state.partial < 0).any():
+            return
+        offs = state.partial
+    else:
+        offs = state.offsets.copy()
+        offs[c] = out.offsets
+    if state.offer(np.zeros(len(b), np.int64), offs, planner):
+        state.emit(planner)
+
+
+def _exact_pools(state: _State, control: Control) -> None:
+    """Several pools: one model over all blocks minimising ``sum(cost * height)``."""
+    b = state.blocks
+    if len(b) > MAX_EXACT_BLOCKS:
+        return
+    ids = np.arange(len(b))
+    own = max_load(b)
+    height_min = {p: own[pool.name].bytes // b.scale for p, pool in enumerate(b.problem.pools)}
+    height_max = {}
+    for p in range(b.n_pools):
+        cap = int(b.pool_capacity[p])
+        height_max[p] = cap if cap >= 0 else int(b.size.sum())
+    hint = None if state.offsets is None else (state.pools, state.offsets)
+
+    def report(obj: float, bound: float) -> None:
+        state.emit("minimise", f"objective {int(obj) * b.scale}, bound {int(bound) * b.scale}")
+
+    out = minimise(b, ids, control, height_max=height_max, height_min=height_min, hint=hint,
+                   budget=control.remaining(), report=report)
+    if out.offsets is not None:
+        state.offer(out.pools, out.offsets, "cp-sat")
+    if out.bound is not None:
+        state.raise_lower(out.bound * b.scale, "cp-sat bound")
+    if out.status == "infeasible" and state.objective is None:
+        state.notes.append("proved: no plan meets the pools' capacities (CP-SAT)")
