@@ -117,6 +117,27 @@ class Placer:
             self._stale = False
 
     # -- state ---------------------------------------------------------------------------------
+    def snapshot(self) -> tuple:
+        """The placement state, to :meth:`restore` later."""
+        extra = ()
+        if self.index == "tiers":
+            extra = (self._np_pool.copy(), self._np_alo.copy(), self._np_ahi.copy())
+        return (self.pool_of.copy(), self.offset.copy(), list(self._ppool), list(self._palo),
+                list(self._pahi), extra)
+
+    def restore(self, state: tuple) -> None:
+        """Go back to a :meth:`snapshot` of this placer."""
+        pool_of, offset, ppool, palo, pahi, extra = state
+        self.pool_of[:] = pool_of
+        self.offset[:] = offset
+        self._ppool[:] = ppool
+        self._palo[:] = palo
+        self._pahi[:] = pahi
+        if self.index == "tiers":
+            self._np_pool[:], self._np_alo[:], self._np_ahi[:] = extra
+        else:
+            self._stale = True
+
     def clear(self) -> None:
         """Take every block out."""
         self.unplace(np.nonzero(self.pool_of >= 0)[0])

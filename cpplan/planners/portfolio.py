@@ -1,0 +1,100 @@
+"""The portfolio: run several planners and keep the best checked plan.
+
+Every plan a planner returns has passed the checker already (planners return through
+:meth:`cpplan.blocks.Blocks.to_plan`); the portfolio compares objectives and keeps the smallest,
+ties to the planner listed first. It is what :mod:`cpplan.solve` starts from before the exact
+engine, and the heuristic answer when there is no time for more.
+
+Default list (:func:`default_planners`): cpplan's own greedy planners first (``best-fit``,
+``first-fit``), then every registered replica of a production allocator that is cheap, i.e.
+not a search (``usmp-hill-climb`` is left out: it is a time-budgeted search, like cpplan's
+``local-search``) and only while the problem is small enough for their simple indexes
+(:data:`REPLICAS_UP_TO` blocks; past that they take tens of seconds each).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from ..blocks import make_blocks
+from ..errors import CapacityError, CpplanError
+from ..plan import Plan
+from ..problem import Problem
+from .registry import info, names, register
+
+__all__ = ["portfolio", "default_planners", "OWN_FAST", "SEARCHES", "REPLICAS_UP_TO"]
+
+OWN_FAST = ("best-fit", "first-fit")
+SEARCHES = frozenset({"usmp-hill-climb", "local-search", "portfolio"})
+REPLICAS_UP_TO = 5000  # blocks
+
+
+def default_planners(problem: Problem) -> list[str]:
+    """The planners a default portfolio runs on ``problem``, in order."""
+    out = list(OWN_FAST)
+    if len(make_blocks(problem)) <= REPLICAS_UP_TO:
+        out += [n for n in names("replica") if n not in SEARCHES]
+    return out
+
+
+@register("portfolio", family="own")
+def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
+              time_limit: float | None = None, deterministic: bool = False,
+              options: dict[str, dict] | None = None, **ignored: object) -> Plan:
+    """Run several planners and keep the best checked plan (ties: the one listed first).
+
+    ``planners``: names to run, in order (default :func:`default_planners`). ``time_limit``:
+    seconds after which no further planner is started (the one running is not interrupted;
+    ignored when ``deterministic``). ``options``: per-planner options, ``{name: {...}}``.
+    Planners that raise :class:`CapacityError` or another :class:`CpplanError` are recorded
+    and skipped; if none gives a plan the first error is raised again. ``plan.stats`` holds
+    ``winner`` and, per planner, its objective, ``"skipped"`` or the error.
+    """
+    started = time.perf_counter()
+    unknown = set(ignored) - {"seed", "workers", "progress"}
+    if unknown:
+        raise CpplanError(f"portfolio: unknown option(s) {', '.join(sorted(unknown))}")
+    todo = list(planners) if planners is not None else default_planners(problem)
+    if not todo:
+        raise CpplanError("portfolio: no planners to run")
+    for name in todo:
+        info(name)  # unknown names fail before anything runs
+        if name == "portfolio":
+            raise CpplanError("portfolio: cannot run itself")
+    options = options or {}
+    best: Plan | None = None
+    results: dict[str, object] = {}
+    seconds: dict[str, float] = {}
+    first_error: CpplanError | None = None
+    for name in todo:
+        if (time_limit is not None and not deterministic
+                and time.perf_counter() - started > time_limit):
+            results[name] = "skipped"
+            continue
+        t0 = time.perf_counter()
+        try:
+            plan = info(name).function(problem, **options.get(name, {}))
+        except CapacityError as e:
+            results[name] = f"capacity: {e}"
+            first_error = first_error or e
+            continue
+        except CpplanError as e:
+            results[name] = f"error: {e}"
+            first_error = first_error or e
+            continue
+        finally:
+            seconds[name] = round(time.perf_counter() - t0, 4)
+        results[name] = plan.objective
+        if best is None or plan.objective < best.objective:
+            best = plan
+        if best.status == "optimal":
+            results.update({n: "skipped" for n in todo if n not in results})
+            break
+    if best is None:
+        assert first_error is not None
+        raise first_error
+    stats = {"winner": best.planner, "results": results, "seconds": seconds,
+             "winner_stats": best.stats}
+    return best.with_record(planner="portfolio", seconds=time.perf_counter() - started,
+                            stats=stats)
