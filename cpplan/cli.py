@@ -169,6 +169,94 @@ def convert(source: str, target: str, plan_of: str | None) -> None:
         click.echo(f"wrote {target}: plan of {len(plan.placements)} buffers")
 
 
+def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
+    from .errors import ProblemError
+
+    out: dict[str, int] = {}
+    for v in values:
+        name, sep, num = v.rpartition("=")
+        if not sep:
+            if len(problem.pools) != 1:
+                raise ProblemError("give the pool: --capacity POOL=BYTES", field="--capacity")
+            name = problem.pools[0].name
+        if name not in problem.pool_index:
+            raise ProblemError(f"no pool {name!r} in this problem", field="--capacity")
+        try:
+            out[name] = int(num)
+        except ValueError:
+            raise ProblemError(f"not an integer: {num!r}", pool=name, field="--capacity") from None
+    return out
+
+
+@main.command()
+@click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the plan here (.json native, .csv MiniMalloc with an offset column).")
+@click.option("--time-limit", type=float, default=60.0, show_default=True,
+              help="Seconds for the whole solve (heuristics, probes, CP-SAT).")
+@click.option("--planner", default=None,
+              help="Run this one registered planner instead of the solver (see `cpplan planners`).")
+@click.option("--capacity", "capacities", multiple=True, metavar="[POOL=]BYTES",
+              help="Set a pool's capacity (repeatable).")
+@click.option("--fit", is_flag=True,
+              help="Stop at the first plan within the capacities (MiniMalloc's question).")
+@click.option("--workers", type=int, default=2, show_default=True, help="CP-SAT threads.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--deterministic", is_flag=True, help="Same plan on every run (one thread).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan's record as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@user_errors
+def solve(problem_file: str, output: str | None, time_limit: float, planner: str | None,
+          capacities: tuple[str, ...], fit: bool, workers: int, seed: int, deterministic: bool,
+          as_json: bool, quiet: bool) -> None:
+    """Plan a problem: the best plan in the time limit, proven optimal or with its gap.
+
+    Progress (lower bound and best height as they move) goes to stderr; the summary line (status,
+    height, lower bound, gap, seconds) to stdout. Exit 1 when no plan exists (infeasible) or none
+    was found (unknown). Ctrl-C returns the best plan so far.
+    """
+    from .io import read_problem, write_plan
+    from .planners import registry
+    from .solve import solve as run_solve
+
+    problem = read_problem(problem_file)
+    if capacities:
+        problem = problem.with_capacity(_capacities(capacities, problem))
+    if planner is not None and registry.info(planner).family != "exact":
+        plan = registry.get(planner)(problem)
+    else:
+        progress = None if quiet else (lambda p: click.echo(str(p), err=True))
+        plan = run_solve(problem, time_limit=time_limit, workers=workers, seed=seed,
+                         progress=progress, deterministic=deterministic,
+                         goal="fit" if fit else "minimise")
+    if as_json:
+        from .io.native import plan_to_dict
+
+        record = plan_to_dict(plan)
+        record.pop("placements")
+        click.echo(json.dumps(record, indent=1))
+    else:
+        click.echo(plan.summary())
+    if plan.status in ("infeasible", "unknown"):
+        sys.exit(1)
+    if output is not None:
+        write_plan(problem, plan, output)
+        if not quiet:
+            click.echo(f"wrote {output}", err=True)
+
+
+@main.command()
+@click.option("--family", type=click.Choice(["replica", "own", "exact"]), default=None)
+def planners(family: str | None) -> None:
+    """List the registered planners (what --planner accepts)."""
+    from .planners import registry
+
+    for name in registry.names(family):
+        meta = registry.info(name)
+        extra = f"  [{meta.reproduces}]" if meta.reproduces else ""
+        click.echo(f"{name:<38} {meta.family:<8} {meta.summary}{extra}")
+
+
 @main.command()
 @click.argument("instances", nargs=-1, required=True, type=click.Path())
 @click.option("--planner", "-p", "planners", multiple=True, metavar="NAME",
