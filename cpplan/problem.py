@@ -166,6 +166,9 @@ class Alias:
             value = getattr(self, name)
             if isinstance(value, Integral) and not isinstance(value, bool):
                 object.__setattr__(self, name, str(int(value)))
+            elif not isinstance(value, str) or not value:
+                raise ProblemError(f"must be a buffer id, got {value!r}", buffer=str(self.buffer),
+                                   field=f"alias {name}")
         d = _integer(self.displacement, "displacement", buffer=str(self.buffer))
         if d < 0:
             raise ProblemError(f"must be >= 0, got {d}", buffer=str(self.buffer),

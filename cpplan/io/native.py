@@ -173,11 +173,17 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
         return Plan.infeasible(problem, str(data.get("explanation", "")),
                                planner=str(data.get("planner", "")))
     lb = data.get("lower_bound")
+    if lb is not None and (isinstance(lb, bool) or not isinstance(lb, int)):
+        raise FormatError(f"must be an integer or null, got {lb!r}", source=source,
+                          field="lower_bound")
+    seconds = data.get("seconds", 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise FormatError(f"must be a number, got {seconds!r}", source=source, field="seconds")
+    stats = _expect(data.get("stats") or {}, dict, "stats", source)
     plan = Plan.build(problem, placements, planner=str(data.get("planner", "")),
-                      seconds=float(data.get("seconds", 0.0)), lower_bound=lb,
+                      seconds=float(seconds), lower_bound=lb,
                       status="feasible" if status == "optimal" else status,
-                      explanation=str(data.get("explanation", "")),
-                      stats=data.get("stats") or {})
+                      explanation=str(data.get("explanation", "")), stats=stats)
     # A file's claim of optimality is kept only when its own numbers support it.
     if status == "optimal" and lb is not None and plan.objective <= lb:
         plan = plan.with_record(status="optimal")

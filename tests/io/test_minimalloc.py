@@ -212,3 +212,22 @@ def test_plan_in_several_pools(tmp_path):
     write_plan(p, plan, tmp_path / "plan.csv")
     assert (tmp_path / "plan.csv").read_text().splitlines()[0] == "id,lower,upper,size,pool,offset"
     assert read_plan(tmp_path / "plan.csv", p).placements == plan.placements
+
+
+@given(st.data())
+def test_mutated_files_give_a_problem_or_a_clear_error(data):
+    text = "id,lower,upper,size,alignment,hint,offset\na,0,3,1024,64,-1,0\nb,2,4,512,1,2048,1024\n"
+    k = data.draw(st.integers(0, len(text)))
+    cut = data.draw(st.integers(0, 4))
+    junk = data.draw(st.text(",\n -019ax_.", max_size=4))
+    broken = text[:k] + junk + text[k + cut:]
+    try:
+        problem, solution = parse_problem(broken, source="t.csv")
+    except FormatError as e:
+        assert e.line is not None and str(e).startswith("t.csv line")
+        return
+    except ProblemError as e:  # a problem-level error, located at its buffer's line
+        assert e.line is not None, str(e)
+        return
+    assert all(isinstance(off, int) for _, off in solution.values())
+    problem_to_csv(problem)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -194,6 +195,11 @@ def test_bad_aliases_and_pools():
     ({"placements": [{"id": "x", "offset": 0}, {"id": "x", "offset": 0}]}, "placed twice"),
     ({"placements": [{"id": "w", "offset": 0}]}, "buffer 'w'.*not a buffer of the problem"),
     ({"placements": [{"id": "x"}]}, "needs 'id' and 'offset'"),
+    ({"placements": {"x": 0}}, "placements: expected list"),
+    ({"seconds": "fast"}, "seconds: must be a number"),
+    ({"lower_bound": "1024", "status": "optimal"}, "lower_bound: must be an integer"),
+    ({"lower_bound": 1.5}, "lower_bound: must be an integer"),
+    ({"stats": [1]}, "stats: expected dict"),
 ])
 def test_bad_plans(change, match):
     plan = Plan.build(EXAMPLE, {"x": ("sram", 0), "y": ("sram", 512), "z": ("sram", 512)})
@@ -222,3 +228,41 @@ def test_atomic_write_leaves_nothing_half_written(tmp_path):
     with pytest.raises(UnicodeEncodeError):
         write_text_atomic(path, "\udc80")
     assert path.read_text() == "old" and list(tmp_path.iterdir()) == [path]
+
+
+# -- anything at all: a problem or a clear error, never a crash -----------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 2**64) | st.floats(allow_nan=False)
+    | st.text("ab0 ", max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner,
+                                                                 max_size=3),
+    max_leaves=6)
+
+
+def mutate(data, draw):
+    """``data`` with one value somewhere inside replaced by an arbitrary JSON value."""
+    if isinstance(data, dict) and data and draw(st.integers(0, 2)):
+        key = draw(st.sampled_from(sorted(data)))
+        return data | {key: mutate(data[key], draw)}
+    if isinstance(data, list) and data and draw(st.integers(0, 2)):
+        k = draw(st.integers(0, len(data) - 1))
+        return [*data[:k], mutate(data[k], draw), *data[k + 1:]]
+    return draw(json_values)
+
+
+@given(st.data())
+def test_mutated_files_give_a_problem_or_a_clear_error(data):
+    source = data.draw(st.sampled_from([EXAMPLE, Problem((Buffer("a", 8, 0, 1),))]))
+    broken = mutate(problem_to_dict(source), data.draw)
+    with contextlib.suppress(ProblemError):
+        problem_from_dict(broken)
+    plan = Plan.build(EXAMPLE, {"x": ("sram", 0), "y": ("sram", 512), "z": ("sram", 512)},
+                      lower_bound=10, stats={"n": 1})
+    broken = mutate(plan_to_dict(plan), data.draw)
+    try:
+        back = plan_from_dict(broken, EXAMPLE)
+    except ProblemError:
+        return
+    plan_to_dict(back)  # whatever was read can be written
+    back.summary()
