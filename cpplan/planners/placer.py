@@ -73,10 +73,11 @@ class Placer:
     sequence of blocks, :meth:`unplace` to take some out again, :meth:`heights` to read the
     result. ``index`` chooses how time-overlapping placed pieces are found: ``"tiers"`` (static,
     vectorised, free removal: best for up to a few thousand blocks), ``"tree"`` (merged
-    occupancy tree: best for tens of thousands) or ``"auto"``.
+    occupancy tree: best for tens of thousands) or ``"auto"``. ``per_bucket`` tunes the tree's
+    time buckets (piece ends per bucket); both indexes give the same plans.
     """
 
-    def __init__(self, blocks: Blocks, index: str = "auto") -> None:
+    def __init__(self, blocks: Blocks, index: str = "auto", per_bucket: int = 16) -> None:
         self.blocks = blocks
         n = len(blocks)
         self.n = n
@@ -112,7 +113,7 @@ class Placer:
             self._np_alo = np.zeros(npieces, np.int64)
             self._np_ahi = np.zeros(npieces, np.int64)
         else:
-            self._buckets = _Buckets(blocks)
+            self._buckets = _Buckets(blocks, per_bucket)
             self._trees: dict[int, _Tree] = {}
             self._stale = False
 

@@ -1,0 +1,119 @@
+"""Heuristic planners on the public instance sets: height / lower bound and seconds.
+
+    python benchmarks/heuristics.py [--planners best-fit,portfolio] [--family own]
+        [--instances A,B,Y_1] [--repeat 3] [--time-limit 3] [--long]
+
+Runs every registered heuristic planner (replicas and cpplan's own; exact planners are left out
+unless named) on the 11 MiniMalloc challenging instances and the 5 idealloc instances found in
+``shared/benchmarks`` beside the repository, and prints one table: a row per planner, a column
+per instance, each cell ``height/LB seconds`` (the median of ``--repeat`` runs for planners that
+take under 2 s; searches such as ``local-search`` and ``usmp-hill-climb`` run once with
+``--time-limit``). ``--long`` prints one line per run instead. Exits cleanly with a message when
+the instance folder is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from cpplan.errors import CpplanError
+from cpplan.io import read_problem
+from cpplan.planners import info, names
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks"
+SETS = {
+    "minimalloc-challenging": [f"{c}.1048576" for c in "ABCDEFGHIJK"],
+    "idealloc": ["resnet50", "G_1", "pangu_2.6B", "S_1", "Y_1"],
+}
+SEARCHES = {"local-search", "usmp-hill-climb", "portfolio"}  # time-budgeted: run once
+REPEAT_UNDER = 2.0  # seconds: faster planners are timed as the median of --repeat runs
+
+
+def instances(selected: list[str] | None) -> list[tuple[str, Path]]:
+    out = []
+    for folder, stems in SETS.items():
+        for stem in stems:
+            short = stem.split(".")[0]
+            if selected and short not in selected and stem not in selected:
+                continue
+            out.append((short, BENCHMARKS / folder / f"{stem}.csv"))
+    return out
+
+
+def run(name: str, problem, time_limit: float, repeat: int) -> tuple[str, float, str]:
+    """(cell text, seconds, status) of planner ``name`` on ``problem``."""
+    fn = info(name).function
+    options = {"time_limit": time_limit} if name in SEARCHES else {}
+    times = []
+    plan = None
+    for k in range(max(repeat, 1)):
+        t = time.perf_counter()
+        try:
+            plan = fn(problem, **options)
+        except CpplanError as e:
+            return f"error: {str(e)[:40]}", time.perf_counter() - t, "error"
+        times.append(time.perf_counter() - t)
+        if name in SEARCHES or times[-1] >= REPEAT_UNDER or k + 1 >= repeat:
+            break
+    assert plan is not None
+    ratio = plan.objective / plan.lower_bound if plan.lower_bound else float("nan")
+    return f"{ratio:.4f}", statistics.median(times), plan.status
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--planners", help="comma-separated planner names (default: all heuristics)")
+    ap.add_argument("--family", choices=["own", "replica"], help="only this family")
+    ap.add_argument("--instances", help="comma-separated instance names (A..K, resnet50, G_1, "
+                    "pangu_2.6B, S_1, Y_1)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per fast planner (median)")
+    ap.add_argument("--time-limit", type=float, default=3.0, help="seconds for the searches")
+    ap.add_argument("--long", action="store_true", help="one line per run")
+    args = ap.parse_args()
+
+    if not BENCHMARKS.is_dir():
+        print(f"skipped: shared benchmarks not found at {BENCHMARKS.resolve()} (expected the "
+              "folder shared/benchmarks beside the repository)")
+        return 0
+    if args.planners:
+        planners = [p.strip() for p in args.planners.split(",") if p.strip()]
+    else:
+        families = [args.family] if args.family else ["own", "replica"]
+        planners = [n for f in families for n in names(f)]
+        # Per-order variants of best-fit / first-fit clutter the table; name them to run them.
+        planners = [n for n in planners if not n.startswith(("best-fit-", "first-fit-"))]
+    selected = [s.strip() for s in args.instances.split(",")] if args.instances else None
+    todo = [(short, path) for short, path in instances(selected) if path.is_file()]
+    missing = [short for short, path in instances(selected) if not path.is_file()]
+    if missing:
+        print(f"missing instances (skipped): {', '.join(missing)}", file=sys.stderr)
+    if not todo:
+        print("no instances to run")
+        return 0
+
+    cells: dict[tuple[str, str], str] = {}
+    for short, path in todo:
+        problem = read_problem(path)
+        for name in planners:
+            text, seconds, status = run(name, problem, args.time_limit, args.repeat)
+            cell = f"{text} {seconds:.2f}s"
+            cells[name, short] = cell
+            if args.long:
+                print(f"{short:<10} {name:<38} {text:<10} {seconds:8.3f}s {status}", flush=True)
+    if args.long:
+        return 0
+    width = max(len(c) for c in cells.values()) + 1
+    head = f"{'planner':<38}" + "".join(f"{short:>{width}}" for short, _ in todo)
+    print("height / lower bound and seconds (median of runs for fast planners)")
+    print(head)
+    for name in planners:
+        print(f"{name:<38}" + "".join(f"{cells[name, short]:>{width}}" for short, _ in todo))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
