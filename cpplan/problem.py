@@ -352,16 +352,19 @@ class Problem:
                                    buffer=bid, field="pools")
         # The whole block lands in one pool: its members need a candidate in common, and a
         # fixed root must leave every member aligned (member offset = root offset + disp).
-        allowed = {r: set(by_id[r].pools or all_pools) for r, _ in self.root_of.values()}
+        allowed: dict[str, set[str]] = {}
         for b in self.buffers:
             if b.id not in self.root_of:
                 continue
             root, disp = self.root_of[b.id]
-            allowed[root] &= set(b.pools or all_pools)
-            if not allowed[root]:
-                raise ProblemError(f"shares no candidate pool with the other members of the "
-                                   f"block of root {root!r}", buffer=b.id, field="pools")
             r = by_id[root]
+            if b.pools:  # (a member with every pool as candidate restricts nothing)
+                if root not in allowed:
+                    allowed[root] = set(r.pools or all_pools)
+                allowed[root] &= set(b.pools)
+                if not allowed[root]:
+                    raise ProblemError(f"shares no candidate pool with the other members of the "
+                                       f"block of root {root!r}", buffer=b.id, field="pools")
             if r.offset is not None and (r.offset + disp) % b.alignment:
                 raise ProblemError(
                     f"fixed at {r.offset}, it puts aliased buffer {b.id!r} (displacement {disp})"
@@ -369,6 +372,8 @@ class Problem:
                     buffer=root, field="offset")
 
     def _validate_fixed_overlaps(self) -> None:
+        if sum(b.offset is not None for b in self.buffers) < 2:
+            return
         # A fixed root pins every buffer aliased into it too (an alias may outlive its root).
         members: dict[str, list[Buffer]] = {}
         for b in self.buffers:
