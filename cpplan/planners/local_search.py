@@ -5,7 +5,9 @@ representation for greedy decoders of packing problems (iterated greedy; see Rui
 "A simple and effective iterated greedy algorithm", EJOR 2007, and the order-space search of
 TVM USMP's hill climb, ``src/tir/usmp/algo/hill_climb.cc``):
 
-1. Start from the best plan of :mod:`cpplan.planners.fit` over every order and both modes.
+1. Start from the best plan of :mod:`cpplan.planners.fit` over every order and both modes
+   (on big problems only the first few, as :func:`cpplan.planners.fit.budget_orders` does; the
+   start is always completed, even past the time limit).
 2. Repeat: pick a *move* on the order, re-place only the suffix of the order that changed (the
    prefix is kept: :class:`~cpplan.planners.placer.Placer` takes blocks out for free), and
    keep the new order when it is no worse. Moves:
@@ -41,7 +43,7 @@ from ..bounds import objective_lower_bound
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
-from .fit import IGNORED, ORDERS, order_blocks
+from .fit import IGNORED, ORDERS, WORK_PER_CALL, order_blocks
 from .placer import MODES, Placer
 from .registry import register
 
@@ -86,22 +88,23 @@ def local_search(problem: Problem, *, time_limit: float = 3.0, seed: int = 0,
     placements = 0
     best: tuple | None = None
     first_error: CapacityError | None = None
-    for m in ((mode,) if mode else MODES):
-        for name in ORDERS:
-            placer.clear()
-            try:
-                placer.place_fixed("local-search")
-                order = order_blocks(blocks, name)
-                order = order[blocks.fixed[order] < 0]
-                placer.place_order(order, m, "local-search")
-            except CapacityError as e:
-                first_error = first_error or e
-                continue
-            finally:
-                placements += n
-            key = score()
-            if best is None or key < best[0]:
-                best = (key, m, name, order.tolist(), placer.snapshot())
+    starts = [(m, name) for name in ORDERS for m in ((mode,) if mode else MODES)]
+    starts = starts[:max(1, WORK_PER_CALL // max(n, 1))]
+    for m, name in starts:
+        placer.clear()
+        try:
+            placer.place_fixed("local-search")
+            order = order_blocks(blocks, name)
+            order = order[blocks.fixed[order] < 0]
+            placer.place_order(order, m, "local-search")
+        except CapacityError as e:
+            first_error = first_error or e
+            continue
+        finally:
+            placements += n
+        key = score()
+        if best is None or key < best[0]:
+            best = (key, m, name, order.tolist(), placer.snapshot())
     if best is None:
         assert first_error is not None
         raise first_error
