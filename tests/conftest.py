@@ -1,5 +1,9 @@
 """Shared test set-up: the repository root on ``sys.path`` (so ``from tests.strategies import
-problems`` works however pytest is started) and hypothesis profiles."""
+problems`` works however pytest is started) and hypothesis profiles.
+
+The default profile is small and deterministic (CI). To hunt for bugs by hand, run for example
+``python -m pytest tests/test_plan.py --hypothesis-profile=thorough`` (random, 2000 examples).
+"""
 
 from __future__ import annotations
 
