@@ -643,7 +643,7 @@ def _markdown(rep: Report) -> str:
     lines.append("## Summary")
     lines.append("")
     lines.append("| planner | solved | geo-mean × best | worst × best | geo-mean × lower bound "
-                 "| optimal | wins | seconds |")
+                 "| optimal | wins | total s |")
     lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for s in rep.summary():
         fails = ", ".join(f"{v} {k}" for k, v in sorted(s.failures.items()))
