@@ -1,0 +1,64 @@
+"""The CP-SAT packing model on its own: cliques, formulations, what a probe answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ortools.sat.python import cp_model
+
+from cpplan import Buffer, Problem, make_blocks
+from cpplan.exact.model import build_model, maximal_cliques
+from cpplan.exact.search import Control, probe
+
+
+def test_maximal_cliques_of_intervals():
+    starts = np.array([0, 1, 2, 5, 5])
+    ends = np.array([3, 4, 3, 6, 7])
+    cliques = [sorted(c.tolist()) for c in maximal_cliques(starts, ends)]
+    assert cliques == [[0, 1, 2], [3, 4]]
+
+
+def test_half_open_intervals_touching_are_not_a_clique():
+    assert maximal_cliques(np.array([0, 2]), np.array([2, 4])) == []
+
+
+def _staircase() -> Problem:
+    # Max-load 3 at every step, but only one arrangement fits at height 3.
+    return Problem((Buffer("a", 1, 0, 4), Buffer("b", 2, 0, 2), Buffer("c", 2, 2, 4),
+                    Buffer("d", 1, 4, 6), Buffer("e", 2, 4, 6)))
+
+
+@pytest.mark.parametrize("overlap", ["cliques", "2d"])
+def test_both_formulations_find_the_same_optimum(overlap):
+    blocks = make_blocks(_staircase())
+    pm = build_model(blocks, np.arange(len(blocks)), height_max={0: 10}, overlap=overlap)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    assert solver.solve(pm.model) == cp_model.OPTIMAL
+    assert solver.objective_value == 3
+    pools, offs = pm.read(solver)
+    plan = blocks.to_plan(pools, offs, planner="test")  # checked
+    assert plan.height == 3
+
+
+def test_probe_answers_yes_with_a_packing_and_no_with_a_proof():
+    blocks = make_blocks(_staircase())
+    ids = np.arange(len(blocks))
+    control = Control(deadline=float("inf"), workers=1, deterministic=True)
+    yes = probe(blocks, ids, {0: 3}, control, budget=10)
+    assert yes.status == "feasible"
+    blocks.to_plan(yes.pools, yes.offsets, planner="probe")
+    no = probe(blocks, ids, {0: 2}, control, budget=10)
+    assert no.status == "infeasible"
+
+
+def test_alignment_is_an_affine_offset():
+    problem = Problem((Buffer("a", 3, 0, 2, alignment=4), Buffer("b", 5, 0, 2, alignment=8)))
+    blocks = make_blocks(problem)
+    pm = build_model(blocks, np.arange(2), height_max={0: 64})
+    solver = cp_model.CpSolver()
+    assert solver.solve(pm.model) == cp_model.OPTIMAL
+    pools, offs = pm.read(solver)
+    plan = blocks.to_plan(pools, offs, planner="test")
+    assert plan.offset("a") % 4 == 0 and plan.offset("b") % 8 == 0
+    assert plan.height == 11  # b at 0 (5 bytes), a at the next multiple of 4: 8..11

@@ -1,0 +1,181 @@
+"""solve(): certificates, pools and costs, alignment, capacities, determinism, Ctrl-C.
+
+Brute force is the reference for small problems: for one pool and single-rectangle blocks, the
+best first-fit over all block orders is optimal (push every block of an optimal plan down, lowest
+first: first-fit in that order lands each block at or below where it was).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import signal
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cpplan import Buffer, Pool, Problem, check, objective_lower_bound
+from cpplan.planners import get
+from cpplan.solve import solve
+from tests.strategies import problems
+
+
+def _lcm(a: int, b: int) -> int:
+    return a * b // math.gcd(a, b)
+
+
+def brute_force_height(problem: Problem) -> int:
+    """Optimal height of a one-pool problem without aliases (first-fit over every order)."""
+    pool = problem.pools[0]
+    fixed = [b for b in problem.buffers if b.offset is not None]
+    free = [b for b in problem.buffers if b.offset is None]
+    best = None
+    for order in itertools.permutations(free):
+        placed = [(b, b.offset) for b in fixed]
+        for b in order:
+            a = _lcm(b.alignment, pool.alignment)
+            off = 0
+            while True:
+                clash = [o + c.size for c, o in placed
+                         if c.start < b.end and b.start < c.end and c.size and b.size
+                         and o < off + b.size and off < o + c.size]
+                if not clash:
+                    break
+                off = -(-max(clash) // a) * a
+            placed.append((b, off))
+        h = max((o + b.size for b, o in placed), default=0)
+        best = h if best is None else min(best, h)
+    return best if best is not None else 0
+
+
+small_one_pool = problems(max_buffers=6, max_pools=1, aliases=False, capacities=False,
+                          max_size=24, max_time=8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_one_pool)
+def test_solve_proves_the_brute_force_optimum(problem):
+    plan = solve(problem, time_limit=20, deterministic=True)
+    assert not check(problem, plan)
+    assert plan.status == "optimal"
+    assert plan.height == brute_force_height(problem)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(max_buffers=8))
+def test_never_worse_than_the_portfolio_never_below_the_bound(problem):
+    plan = solve(problem, time_limit=10, deterministic=True)
+    if plan.status in ("infeasible", "unknown"):
+        return
+    assert not check(problem, plan)
+    bound = objective_lower_bound(problem)
+    assert plan.objective >= bound and plan.lower_bound >= bound
+    assert plan.objective >= plan.lower_bound
+    try:
+        heuristic = get("portfolio")(problem)
+    except Exception:  # the portfolio may fail a capacity the exact search meets
+        return
+    assert plan.objective <= heuristic.objective
+
+
+def test_fast_and_slow_pools_the_right_buffers_move_to_the_fast_one():
+    # All three live together. SRAM holds 100 bytes at cost 1, DRAM is unbounded at cost 10:
+    # the best split keeps 60 + 40 in SRAM and 50 in DRAM (100 + 10 * 50 = 600).
+    problem = Problem(
+        (Buffer("x", 60, 0, 3), Buffer("y", 50, 1, 4), Buffer("z", 40, 0, 4)),
+        pools=(Pool("sram", capacity=100, cost=1), Pool("dram", cost=10)),
+    )
+    plan = solve(problem, time_limit=20, deterministic=True)
+    assert plan.status == "optimal"
+    assert plan.objective == 600
+    assert {b for b, p in plan.placements.items() if p.pool == "sram"} == {"x", "z"}
+
+
+def test_alignment_64_and_4096_are_honoured():
+    problem = Problem((
+        Buffer("weights", 5000, 0, 10, alignment=4096),
+        Buffer("a", 100, 0, 5, alignment=64),
+        Buffer("b", 100, 3, 8, alignment=64),
+        Buffer("c", 30, 5, 10, alignment=64),
+    ))
+    plan = solve(problem, time_limit=20, deterministic=True)
+    assert not check(problem, plan)
+    assert plan.offset("weights") % 4096 == 0
+    assert all(plan.offset(b) % 64 == 0 for b in "abc")
+    assert plan.status == "optimal"
+    assert plan.height == brute_force_height(problem)
+
+
+def test_capacity_below_the_max_load_is_infeasible_and_says_where():
+    problem = Problem((Buffer("a", 60, 0, 3), Buffer("b", 50, 2, 5)),
+                      pools=(Pool("sram", capacity=100),))
+    plan = solve(problem, time_limit=5)
+    assert plan.status == "infeasible"
+    assert "sram" in plan.explanation and "step 2" in plan.explanation
+    assert "110" in plan.explanation
+
+
+def _fragmented() -> Problem:
+    # Max-load 10 at every step, yet no plan fits in 10 bytes (found by a random search over
+    # tight instances; CP-SAT proves it).
+    rows = [(5, 0, 1), (1, 0, 3), (4, 0, 2), (1, 1, 8), (3, 1, 5), (1, 1, 3), (1, 2, 5),
+            (2, 2, 8), (1, 2, 5), (2, 3, 7), (4, 5, 7), (1, 5, 8), (3, 7, 8), (3, 7, 8)]
+    return Problem(tuple(Buffer(f"b{i}", *r) for i, r in enumerate(rows)))
+
+
+def test_capacity_met_by_the_max_load_but_not_by_any_plan_is_proved_infeasible():
+    problem = _fragmented()
+    assert objective_lower_bound(problem) == 10
+    capped = problem.with_capacity({"default": 10})
+    plan = solve(capped, time_limit=20, deterministic=True)
+    assert plan.status == "infeasible"
+    assert "proved" in plan.explanation
+
+
+def test_an_infeasible_probe_raises_the_lower_bound():
+    problem = _fragmented()
+    plan = solve(problem, time_limit=20, deterministic=True)
+    assert plan.status == "optimal" and plan.height == 11
+    assert plan.lower_bound == 11  # above the max-load: the probe at 10 was refuted
+
+
+def test_deterministic_mode_gives_the_same_plan():
+    problem = Problem(tuple(Buffer(f"b{i}", 3 + (i * 7) % 11, i % 5, i % 5 + 2 + i % 3)
+                            for i in range(30)))
+    one = solve(problem, time_limit=5, deterministic=True)
+    two = solve(problem, time_limit=5, deterministic=True)
+    assert one.placements == two.placements
+
+
+def test_ctrl_c_returns_the_best_plan_so_far():
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    from pathlib import Path
+
+    from cpplan.io import read_problem
+
+    path = (Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
+            / "minimalloc-challenging" / "J.1048576.csv")
+    if not path.exists():
+        pytest.skip(f"shared benchmarks absent ({path})")
+    problem = read_problem(path)
+    timer = threading.Timer(3.0, lambda: signal.raise_signal(signal.SIGINT))
+    timer.start()
+    try:
+        plan = solve(problem, time_limit=60)
+    finally:
+        timer.cancel()
+    assert plan.seconds < 10
+    assert plan.stats["interrupted"] is True
+    assert not check(problem, plan)
+    assert plan.status in ("feasible", "optimal")
+
+
+@given(st.integers(0, 3))
+@settings(max_examples=4, deadline=None)
+def test_zero_size_buffers_are_placed(k):
+    problem = Problem((Buffer("z", 0, 0, 2), *(Buffer(f"b{i}", 4, i, i + 2) for i in range(k))))
+    plan = solve(problem, time_limit=5, deterministic=True)
+    assert not check(problem, plan) and plan.status == "optimal"
