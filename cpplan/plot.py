@@ -176,9 +176,10 @@ def plot_plan(
         lb = bound.bytes
         if single and plan.lower_bound is not None and pool.cost > 0:
             lb = max(lb, -(-plan.lower_bound // pool.cost))  # the plan's proven bound, in bytes
-        ax.axhline(height, color="tab:red", lw=1.4, label=f"height {height:,}")
+        # The height is drawn wide and under the bound, so both show where they coincide.
+        ax.axhline(height, color="tab:red", lw=2.2, zorder=3, label=f"height {height:,}")
         if lb > 0:
-            ax.axhline(lb, color="black", lw=1.1, ls="--", label=f"lower bound {lb:,}")
+            ax.axhline(lb, color="black", lw=1.1, ls="--", zorder=4, label=f"lower bound {lb:,}")
         tops = [height, lb]
         if pool.capacity is not None:
             ax.axhline(pool.capacity, color="grey", lw=1.0, ls=":",
