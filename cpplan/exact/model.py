@@ -197,6 +197,11 @@ def build_model(
                 m.add_no_overlap([items[c][2] for c in clique.tolist()])
         else:
             raise ValueError(f"unknown overlap formulation {overlap!r}")
+    groups = _identical_groups(blocks, ids, kvars, presence)
+    for group in groups:
+        # Identical blocks are interchangeable: keep them in id order, bottom to top.
+        for a, b in zip(group, group[1:], strict=False):
+            m.add(offset[a] + int(size[ids[a]]) <= offset[b])
     if minimise:
         m.minimize(sum(int(blocks.pool_cost[p]) * h for p, h in height.items()))
     life = (blocks.end - blocks.start)[ids]
@@ -211,6 +216,10 @@ def build_model(
             m.add_decision_strategy(ks, chooser, cp_model.SELECT_MIN_VALUE)
     if hint is not None:
         hp, ho = hint
+        ho = np.array(ho, np.int64)
+        for group in groups:
+            # The hint must obey the symmetry breaking above, or CP-SAT throws it away.
+            ho[group] = np.sort(ho[group])
         for j in range(n):
             if kvars[j] is not None:
                 m.add_hint(kvars[j], int(ho[j]) // aligns[j])
@@ -219,3 +228,19 @@ def build_model(
                     m.add_hint(lit, int(hp[j]) == p)
     return PackingModel(m, ids, offset, kvars, aligns, presence, height, order, restricted)
 
+
+
+def _identical_groups(blocks: Blocks, ids: np.ndarray, kvars: list,
+                      presence: list) -> list[list[int]]:
+    """Model positions of blocks that are copies of each other (same pieces, pools, alignment),
+    in groups of two or more. Fixed blocks are never in a group."""
+    seen: dict[tuple, list[int]] = {}
+    for j, i in enumerate(ids.tolist()):
+        if kvars[j] is None or blocks.size[i] == 0:
+            continue
+        a, b = int(blocks.piece_ptr[i]), int(blocks.piece_ptr[i + 1])
+        key = (tuple(blocks.piece_start[a:b].tolist()), tuple(blocks.piece_end[a:b].tolist()),
+               tuple(blocks.piece_lo[a:b].tolist()), tuple(blocks.piece_hi[a:b].tolist()),
+               tuple(presence[j]), int(blocks.alignment[i]))
+        seen.setdefault(key, []).append(j)
+    return [g for g in seen.values() if len(g) > 1]
