@@ -206,10 +206,16 @@ def solve(
 
 
 def _exact_one_pool(state: _State, control: Control, goal: str) -> None:
-    """Probe each component whose best height is above the lower bound, then minimise."""
+    """One pool: work component by component, largest first, on those above the bound.
+
+    ``fit``: one raced probe at the capacity per component. ``minimise``: descending probes, a
+    bisection between the proven bound and the best height: a yes lowers the best height, a
+    proven no raises the bound, a probe that runs out of time moves the next target up towards
+    the best height (probes with slack are much easier). Time left at the end goes to CP-SAT's
+    own minimisation from the best plan.
+    """
     b = state.blocks
-    cost = int(b.pool_cost[0]) or 1
-    unit = b.scale * cost
+    unit = b.scale * (int(b.pool_cost[0]) or 1)
     cap = int(b.pool_capacity[0]) if b.pool_capacity[0] >= 0 else None
     comps = [c for c in b.components() if len(c)]
 
@@ -221,65 +227,79 @@ def _exact_one_pool(state: _State, control: Control, goal: str) -> None:
     def lower_h() -> int:
         return -(-state.lower // unit)
 
-    def critical() -> list[np.ndarray]:
-        out = []
-        for c in comps:
-            h = comp_height(c)
-            target = cap if goal == "fit" and cap is not None else lower_h()
-            if (h is None or h > target) and len(c) <= MAX_EXACT_BLOCKS:
-                out.append(c)
-        return sorted(out, key=len, reverse=True)
-
-    # 1. Probes: at the lower bound (goal minimise) or at the capacity (goal fit).
-    todo = critical()
-    for k, c in enumerate(todo):
-        if control.remaining() <= 0:
-            break
-        target = cap if goal == "fit" and cap is not None else lower_h()
-        if cap is not None:
-            target = min(target, cap)
-        share = len(todo) - k
-        budget = control.remaining() * (0.6 if goal == "minimise" else 1.0) / share
-        out = probe(b, c, {0: target}, control, budget=budget)
-        if out.status == "feasible":
-            _merge(state, c, out, "probe")
-        elif out.status == "infeasible":
-            if goal == "fit":
-                state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
-                                   f"{target * b.scale} (exact probe, {out.detail})")
-                return
-            state.raise_lower((target + 1) * unit, f"probe at {target * b.scale} infeasible")
-            state.emit("probe", f"no plan at {target * b.scale}: lower bound raised")
+    target_of = (lambda: cap) if goal == "fit" and cap is not None else lower_h
+    todo = sorted((c for c in comps if len(c) <= MAX_EXACT_BLOCKS
+                   and (comp_height(c) is None or comp_height(c) > target_of())),
+                  key=len, reverse=True)
     if goal == "fit":
+        for k, c in enumerate(todo):
+            if control.remaining() <= 0:
+                break
+            out = probe(b, c, {0: target_of()}, control,
+                        budget=control.remaining() / (len(todo) - k))
+            if out.status == "feasible":
+                _merge(state, c, out, "probe")
+            elif out.status == "infeasible":
+                state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
+                                   f"{target_of() * b.scale} (exact probe, {out.detail})")
+                return
         if state.objective is None:
             state.notes.append("no plan within the capacity found in the time limit")
         return
-    # 2. Minimise each component still above the lower bound, from its best plan.
-    todo = critical()
+
     for k, c in enumerate(todo):
-        if control.remaining() <= 0:
-            break
+        share_end = time.perf_counter() + control.remaining() / (len(todo) - k)
+        gave_up = lower_h() - 1  # highest target a probe ran out of time on
+        first = True
+        while control.remaining() > 0.05:
+            lo = lower_h()
+            h = comp_height(c)
+            hi = h if h is not None else (cap + 1 if cap is not None else int(b.size[c].sum()) + 1)
+            if hi <= lo:
+                break
+            target = lo if first else (max(gave_up, lo - 1) + hi) // 2
+            if target >= hi or target <= gave_up:
+                break
+            left = share_end - time.perf_counter()
+            if left <= 0.05:
+                break
+            out = probe(b, c, {0: target}, control, budget=left * (0.4 if first else 0.34))
+            first = False
+            if out.status == "feasible":
+                _merge(state, c, out, "probe")
+            elif out.status == "infeasible":
+                state.raise_lower((target + 1) * unit, f"probe at {target * b.scale} infeasible")
+                state.emit("probe", f"no plan at {target * b.scale}: lower bound raised")
+                if state.offsets is None and cap is not None and target >= cap:
+                    state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
+                                       f"{cap * b.scale} (exact probe)")
+                    return
+            else:
+                gave_up = target
+        # Whatever time this component has left: CP-SAT's minimisation from the best plan.
+        left = share_end - time.perf_counter()
         h = comp_height(c)
-        hmax = cap if h is None else (h if cap is None else min(h, cap))
-        if hmax is None:
-            hmax = int(b.size[c].sum())
-        hint = None if state.offsets is None else (np.zeros(len(c), np.int64), state.offsets[c])
-        budget = control.remaining() / (len(todo) - k)
+        if left > 0.5 and (h is None or h > lower_h()):
+            hmax = cap if h is None else (h if cap is None else min(h, cap))
+            if hmax is None:
+                hmax = int(b.size[c].sum())
+            hint = None if state.offsets is None else (np.zeros(len(c), np.int64),
+                                                        state.offsets[c])
 
-        def report(obj: float, bound: float, _c=c) -> None:
-            state.emit("minimise", f"component of {len(_c)}: height {int(obj) * b.scale}, "
-                       f"bound {int(bound) * b.scale}")
+            def report(obj: float, bound: float, _c=c) -> None:
+                state.emit("minimise", f"component of {len(_c)}: height {int(obj) * b.scale},"
+                           f" bound {int(bound) * b.scale}")
 
-        out = minimise(b, c, control, height_max={0: hmax}, height_min={0: lower_h()},
-                       hint=hint, budget=budget, report=report)
-        if out.offsets is not None:
-            _merge(state, c, out, "cp-sat")
-        if out.bound is not None:
-            state.raise_lower(out.bound * b.scale, "cp-sat bound")
-        if out.status == "infeasible" and state.offsets is None:
-            state.notes.append(f"proved: no plan of {len(c)} blocks fits within capacity "
-                               f"{hmax * b.scale} (CP-SAT)")
-            return
+            out = minimise(b, c, control, height_max={0: hmax}, height_min={0: lower_h()},
+                           hint=hint, budget=left, report=report)
+            if out.offsets is not None:
+                _merge(state, c, out, "cp-sat")
+            if out.bound is not None:
+                state.raise_lower(out.bound * b.scale, "cp-sat bound")
+            if out.status == "infeasible" and state.offsets is None:
+                state.notes.append(f"proved: no plan of {len(c)} blocks fits within capacity "
+                                   f"{hmax * b.scale} (CP-SAT)")
+                return
 
 
 def _merge(state: _State, c: np.ndarray, out: Outcome, planner: str) -> None:
