@@ -23,9 +23,8 @@ What every replica gets from here (so each replica module only says *its* order 
   pool where the offset is free and within capacity. **Zero-size** blocks get offset 0 in their
   first pool (TFLite and ONNX Runtime do the same) and collide with nothing.
 
-Time-overlap queries use a static index: pieces bucketed by lifetime length (powers of two) and
-sorted by start inside each bucket, so every overlapping piece of a bucket starts in one key
-range (the interval-stabbing trick cpplan's own :mod:`cpplan.planners.placer` uses too). Work per
+Time-overlap queries go through :class:`cpplan.planners.placer.PieceIndex`, the static index of
+cpplan's own placer (pieces bucketed by lifetime length, sorted by start in each bucket): work per
 query is proportional to what the block overlaps, in numpy.
 """
 
@@ -37,6 +36,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..errors import CapacityError
+from .placer import PieceIndex
 
 INF = np.iinfo(np.int64).max // 4
 EMPTY = np.zeros(0, np.int64)
@@ -123,29 +123,14 @@ class Arena:
         # The top piece of a block carries its padding.
         phi = np.where(blocks.piece_hi >= blocks.size[pb], self.top[pb], blocks.piece_hi)
         self.piece_hi = phi
-        live = np.nonzero(phi > plo)[0]
-        length = (pe - ps)[live]
-        tier = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64) if len(live) else EMPTY
-        big = int(len(blocks.times)) + 2
-        key = tier * big + ps[live]
-        order = np.lexsort((live, key))
-        self._key = key[order]
-        kp = live[order]
-        self._kend = pe[kp]
-        self._kblock = pb[kp]
-        self._klo = plo[kp]
-        self._khi = phi[kp]
-        tiers = np.unique(tier)
-        self._tier_base = tiers * big
-        self._tier_span = np.zeros(len(tiers), np.int64)
-        if len(tiers):
-            np.maximum.at(self._tier_span, np.searchsorted(tiers, tier), length)
-        self._pos = np.full(len(ps), -1, np.int64)
-        self._pos[kp] = np.arange(len(kp), dtype=np.int64)
-        self._kpool = np.full(len(kp), -1, np.int64)
-        self._kalo = np.zeros(len(kp), np.int64)
-        self._kahi = np.zeros(len(kp), np.int64)
-        self._kalign = np.ones(len(kp), np.int64)
+        self._index = PieceIndex(blocks, phi)
+        self._piece_block = pb
+        # Placement state per piece (read through the index's answers).
+        npieces = len(ps)
+        self._piece_pool = np.full(npieces, -1, np.int64)
+        self._piece_alo = np.zeros(npieces, np.int64)
+        self._piece_ahi = np.zeros(npieces, np.int64)
+        self._piece_align = np.ones(npieces, np.int64)
         self.pool_of = np.full(n, -1, np.int64)
         self.offset = np.zeros(n, np.int64)
         self.height = np.zeros(blocks.n_pools, np.int64)  # padded tops, grows only
@@ -169,22 +154,6 @@ class Arena:
             self._align[key] = got
         return got
 
-    def _overlapping(self, s: int, e: int) -> np.ndarray:
-        lows = self._tier_base + np.maximum(s - self._tier_span + 1, 0)
-        a = np.searchsorted(self._key, lows)
-        b = np.searchsorted(self._key, self._tier_base + e)
-        cnt = b - a
-        total = int(cnt.sum())
-        if total == 0:
-            return EMPTY
-        nz = cnt > 0
-        a, cnt = a[nz], cnt[nz]
-        if len(a) == 1:
-            idx = np.arange(a[0], a[0] + cnt[0])
-        else:
-            idx = np.arange(total) + np.repeat(a - (np.cumsum(cnt) - cnt), cnt)
-        return idx[self._kend[idx] > s]
-
     def obstacles(self, i: int, pool: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Placed pieces of ``pool`` that share a moment with block ``i``, as plain-buffer
         intervals ``[lo, hi)`` in the block's offset space (see the module docstring), with the
@@ -195,19 +164,20 @@ class Arena:
             hi, lo = self._phi[a], self._plo[a]
             if hi <= lo:
                 return EMPTY, EMPTY, EMPTY
-            idx = self._overlapping(self._ps[a], self._pe[a])
-            idx = idx[self._kpool[idx] == pool]
-            return self._kalo[idx] - (hi - S), self._kahi[idx] - lo, self._kalign[idx]
+            idx = self._index.overlapping(self._ps[a], self._pe[a])
+            idx = idx[self._piece_pool[idx] == pool]
+            return (self._piece_alo[idx] - (hi - S), self._piece_ahi[idx] - lo,
+                    self._piece_align[idx])
         los, his, als = [], [], []
         for q in range(a, b):
             hi, lo = self._phi[q], self._plo[q]
             if hi <= lo:
                 continue
-            idx = self._overlapping(self._ps[q], self._pe[q])
-            idx = idx[self._kpool[idx] == pool]
-            los.append(self._kalo[idx] - (hi - S))
-            his.append(self._kahi[idx] - lo)
-            als.append(self._kalign[idx])
+            idx = self._index.overlapping(self._ps[q], self._pe[q])
+            idx = idx[self._piece_pool[idx] == pool]
+            los.append(self._piece_alo[idx] - (hi - S))
+            his.append(self._piece_ahi[idx] - lo)
+            als.append(self._piece_align[idx])
         if not los:
             return EMPTY, EMPTY, EMPTY
         if len(los) == 1:
@@ -217,8 +187,8 @@ class Arena:
     def overlapping_blocks(self, i: int) -> np.ndarray:
         """Blocks (placed or not, any pool) with a piece sharing a moment with block ``i``."""
         a, b = self._pptr[i], self._pptr[i + 1]
-        out = [self._kblock[self._overlapping(self._ps[q], self._pe[q])] for q in range(a, b)
-               if self._phi[q] > self._plo[q]]
+        out = [self._piece_block[self._index.overlapping(self._ps[q], self._pe[q])]
+               for q in range(a, b) if self._phi[q] > self._plo[q]]
         if not out:
             return EMPTY
         got = np.unique(np.concatenate(out))
@@ -236,14 +206,10 @@ class Arena:
         self.pool_of[i] = pool
         self.offset[i] = off
         a, b = self._pptr[i], self._pptr[i + 1]
-        pos = self._pos[a:b]
-        keep = pos >= 0
-        pos = pos[keep]
-        if len(pos):
-            self._kpool[pos] = pool
-            self._kalo[pos] = off + self._klo[pos]
-            self._kahi[pos] = off + self._khi[pos]
-            self._kalign[pos] = self.align(i, pool)
+        self._piece_pool[a:b] = pool
+        self._piece_alo[a:b] = off + self.blocks.piece_lo[a:b]
+        self._piece_ahi[a:b] = off + self.piece_hi[a:b]
+        self._piece_align[a:b] = self.align(i, pool)
         h = off + self._top[i]
         if h > self.height[pool]:
             self.height[pool] = h
@@ -254,7 +220,7 @@ class Arena:
         self.pool_of[which] = -1
         mask = np.zeros(len(self.pool_of), bool)
         mask[which] = True
-        self._kpool[mask[self._kblock]] = -1
+        self._piece_pool[mask[self._piece_block]] = -1
         self.height[:] = 0
         placed = self.pool_of >= 0
         if placed.any():

@@ -56,7 +56,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..errors import CapacityError
 
-__all__ = ["Placer", "MODES", "choose", "choose_small"]
+__all__ = ["Placer", "PieceIndex", "MODES", "choose", "choose_small"]
 
 Ints = list[int] | np.ndarray
 
@@ -108,7 +108,7 @@ class Placer:
         self._align: dict[tuple[int, int], int] = {}
         self._balign = blocks.alignment.tolist()
         if index == "tiers":
-            self._tiers = _Tiers(blocks)
+            self._tiers = PieceIndex(blocks)
             self._np_pool = np.full(npieces, -1, np.int64)
             self._np_alo = np.zeros(npieces, np.int64)
             self._np_ahi = np.zeros(npieces, np.int64)
@@ -386,12 +386,16 @@ def choose_small(flo: Ints, fhi: Ints, top: int, align: int, mode: str, dlo: int
     return st if st <= top else -1
 
 
-class _Tiers:
-    """Static index of pieces for time-overlap queries (see the module docstring)."""
+class PieceIndex:
+    """Static index of the pieces of ``blocks`` for time-overlap queries (the tiers of the module
+    docstring). Pieces with ``hi <= lo`` are left out; ``hi`` (one per piece, default
+    ``blocks.piece_hi``) lets a caller that pads blocks say which pieces take bytes. Also the
+    index of the replica planners' arena (:mod:`cpplan.planners._greedy`)."""
 
-    def __init__(self, blocks: Blocks) -> None:
+    def __init__(self, blocks: Blocks, hi: np.ndarray | None = None) -> None:
         ps, pe = blocks.piece_start, blocks.piece_end
-        live = np.nonzero(blocks.piece_hi > blocks.piece_lo)[0]
+        hi = blocks.piece_hi if hi is None else hi
+        live = np.nonzero(hi > blocks.piece_lo)[0]
         length = (pe - ps)[live]
         tier = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
         big = int(len(blocks.times)) + 2
