@@ -135,7 +135,7 @@ def check(problem_file: str, plan_file: str, limit: int) -> None:
 
     problem = read_problem(problem_file)
     plan = read_plan(plan_file, problem)
-    bad = check_plan(problem, plan)
+    bad = check_plan(problem, plan, max_overlaps=max(limit, 1) * 10)
     if not bad:
         click.echo(f"valid: {len(problem.buffers)} buffers, "
                    + ", ".join(f"{k} height {v}" for k, v in plan.heights.items()))
@@ -144,7 +144,8 @@ def check(problem_file: str, plan_file: str, limit: int) -> None:
     for v in bad[:limit]:
         click.echo(f"  {v.kind}: {v.message}", err=True)
     if len(bad) > limit:
-        click.echo(f"  ... and {len(bad) - limit} more", err=True)
+        click.echo(f"  ... and {'at least ' if len(bad) >= limit * 10 else ''}"
+                   f"{len(bad) - limit} more", err=True)
     sys.exit(1)
 
 

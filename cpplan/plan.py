@@ -142,8 +142,11 @@ class Violation:
         return self.message
 
 
-def check(problem: Problem, plan: Plan) -> list[Violation]:
+def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> list[Violation]:
     """Every violation of ``plan`` against ``problem``; an empty list means the plan is valid.
+
+    ``max_overlaps`` caps the overlapping pairs listed per pool (a plan that puts everything at
+    offset 0 has millions); the plan is invalid all the same.
 
     Checks: every buffer placed exactly once and nothing unknown; pools are candidates (an alias
     shares its root's pool); offsets aligned to the buffer and the pool; fixed offsets kept;
@@ -207,11 +210,11 @@ def check(problem: Problem, plan: Plan) -> list[Violation]:
         if plan.heights.get(name, 0) != h:
             out.append(Violation("height", f"pool {name!r} height is {h}, the plan says "
                                  f"{plan.heights.get(name, 0)}"))
-    out.extend(_overlaps(problem, plan))
+    out.extend(_overlaps(problem, plan, max_overlaps))
     return out
 
 
-def _overlaps(problem: Problem, plan: Plan) -> list[Violation]:
+def _overlaps(problem: Problem, plan: Plan, limit: int | None) -> list[Violation]:
     root_of = problem.root_of
     index = problem.index
     by_pool: dict[str, list[int]] = {}
@@ -227,7 +230,7 @@ def _overlaps(problem: Problem, plan: Plan) -> list[Violation]:
             off = plan.placements[b.id].offset
             group = index[root_of[b.id][0]] if b.id in root_of else i
             rects.append((b.start, b.end, off, off + b.size, group))
-        for x, y in find_overlaps(rects):
+        for x, y in find_overlaps(rects, limit=limit):
             a, c = problem.buffers[members[x]], problem.buffers[members[y]]
             oa, oc = plan.placements[a.id].offset, plan.placements[c.id].offset
             t0, t1 = max(a.start, c.start), min(a.end, c.end)
@@ -245,7 +248,7 @@ def _is_int(value: object) -> bool:
 
 def ensure_valid(problem: Problem, plan: Plan) -> Plan:
     """Return ``plan`` if it passes :func:`check`, else raise :class:`PlanError` listing why."""
-    bad = check(problem, plan)
+    bad = check(problem, plan, max_overlaps=100)
     if bad:
         more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
         raise PlanError(f"plan from {plan.planner or 'unknown planner'} is invalid: "
