@@ -177,8 +177,11 @@ def solve(
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGINT, lambda *_: control.stop())
     try:
-        _heuristics(problem, state, min(max(time_limit * 0.1, 0.2), 10.0), seed, deterministic,
-                    planners)
+        # The heuristics get a tenth of the time, or all of it when no component is small
+        # enough for CP-SAT.
+        exact_possible = exact and any(len(c) <= MAX_EXACT_BLOCKS for c in blocks.components())
+        share = min(max(time_limit * 0.1, 0.2), 10.0) if exact_possible else time_limit * 0.8
+        _heuristics(problem, state, share, seed, deterministic, planners)
         if exact and not (state.objective is not None and state.objective <= state.lower):
             if goal == "fit" and state.objective is not None:
                 pass  # a plan within the capacities answers the question
