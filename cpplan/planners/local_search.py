@@ -3,32 +3,43 @@
 The search works on the *order* in which best-fit (or first-fit) places the blocks, the usual
 representation for greedy decoders of packing problems (iterated greedy; see Ruiz and Stützle,
 "A simple and effective iterated greedy algorithm", EJOR 2007, and the order-space search of
-TVM USMP's hill climb, ``src/tir/usmp/algo/hill_climb.cc``):
+TVM USMP's hill climb, ``src/tir/usmp/algo/hill_climb.cc``).
 
-1. Start from the best plan of :mod:`cpplan.planners.fit` over every order and both modes
-   (on big problems only the first few, as :func:`cpplan.planners.fit.budget_orders` does; the
-   start is always completed, even past the time limit).
-2. Repeat: pick a *move* on the order, re-place only the suffix of the order that changed (the
-   prefix is kept: :class:`~cpplan.planners.placer.Placer` takes blocks out for free), and
-   keep the new order when it is no worse. Moves:
+Up to a few thousand blocks (:data:`cpplan.planners.decoder.DECODER_UP_TO`) it runs on the
+incremental :class:`~cpplan.planners.decoder.Decoder`, which re-places after a move only the
+blocks whose placement can change:
 
-   * *promote*: a block whose top is the height of its pool (it makes the objective) is moved
-     to an earlier random position, so it finds room before the gaps fill up;
-   * *swap*: two blocks that share a moment with such a top block swap places in the order;
-   * *shift*: a random block moves to a random position (diversification).
+1. Starts: every order of :data:`cpplan.planners.fit.ORDERS` with best-fit and with first-fit
+   (or only ``mode``); the best start of each mode becomes a *chain*.
+2. The chains take turns (a slice of :data:`SLICE` block placements each). A move on a chain:
 
-   "No worse" compares ``(objective, excess)``, where ``excess`` is the area (bytes x steps)
-   of blocks above the lower bound: plateau moves that push blocks down are taken, which is what
-   lets the height drop later.
+   * *swap* (75 %): pick a *high* block (one whose top lies above its pool's max-load), one of
+     its conflicts ``c1`` placed before it, and a block ``c2`` placed before ``c1`` that
+     conflicts with ``c1`` (or, one time in four, another earlier conflict of the high block);
+     swap ``c1`` and ``c2`` in the order. This is the move of TVM USMP's hill climb: it
+     changes what lies *under* the high block;
+   * *promote* (20 %): move a high block to a random earlier position;
+   * *shift* (5 %): move a random block to a random position (diversification).
+
+   A move is kept when ``(objective, excess)`` is no worse, ``excess`` being the sum over
+   blocks of how far their top sticks out above their pool's max-load: plateau moves that
+   push blocks down are taken, which is what lets the height drop later. Moves that make a
+   block overflow a capacity are undone.
 3. Stop at the time limit, after ``max_placements`` block placements, or as soon as the
    objective reaches the lower bound (:func:`cpplan.bounds.objective_lower_bound`); the plan is
    then reported ``optimal``.
 
-Options: ``time_limit`` (seconds, default 3), ``seed`` (default 0), ``max_placements`` (default
-``time_limit`` x 20 000), ``deterministic`` (default False: when True the clock is ignored and
-only ``max_placements`` ends the search, so the same problem, seed and options give the same plan
-on any machine), ``mode`` (``best``, ``first`` or None: whichever started best).
-``plan.stats`` records the start, the moves tried and kept, and the history of improvements.
+Above that size the search uses :class:`~cpplan.planners.placer.Placer` and re-places the
+whole suffix of the order after each move (promote, swap with a conflict of a top block, random
+shift); its greedy start completes one order even past the time limit (a plan is needed) and
+further orders only while time remains.
+
+Options: ``time_limit`` (seconds, default 3), ``seed`` (default 0), ``max_placements`` (default:
+unlimited, or ``time_limit`` x :data:`PLACEMENTS_PER_SECOND` when ``deterministic``),
+``deterministic`` (default False: when True the clock is ignored and only ``max_placements``
+ends the search, so the same problem, seed and options give the same plan on any machine),
+``mode`` (``best``, ``first`` or None: both). ``plan.stats`` records the starts, the moves tried
+and kept, and the history of improvements.
 """
 
 from __future__ import annotations
@@ -38,36 +49,202 @@ import time
 
 import numpy as np
 
-from ..blocks import make_blocks
+from ..blocks import Blocks, make_blocks
 from ..bounds import objective_lower_bound
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
+from .decoder import DECODER_UP_TO, Decoder, conflict_lists
 from .fit import IGNORED, ORDERS, WORK_PER_CALL, order_blocks
 from .placer import MODES, Placer
 from .registry import register
 
-__all__ = ["local_search"]
+__all__ = ["local_search", "PLACEMENTS_PER_SECOND", "SLICE"]
 
 PLACEMENTS_PER_SECOND = 20_000  # nominal speed that turns time_limit into max_placements
+SLICE = 20_000  # block placements a chain runs before the next chain's turn
+PROMOTE = 0.2  # share of promote moves
+SHIFT = 0.05  # share of random shifts (the rest are swaps)
 
 
 @register("local-search", family="own")
 def local_search(problem: Problem, *, time_limit: float = 3.0, seed: int = 0,
                  max_placements: int | None = None, deterministic: bool = False,
                  mode: str | None = None, **options: object) -> Plan:
-    """Best-fit order search: re-place the blocks that make the height, keep what is no worse,
-    stop at the time limit or the lower bound (see :mod:`cpplan.planners.local_search`)."""
+    """Best-fit / first-fit order search: re-order the blocks under those that stick out above
+    the max-load, keep what is no worse, stop at the time limit or the lower bound (see
+    :mod:`cpplan.planners.local_search`)."""
     started = time.perf_counter()
     unknown = set(options) - IGNORED
     if unknown:
         raise CpplanError(f"local-search: unknown option(s) {', '.join(sorted(unknown))}")
     if mode is not None and mode not in MODES:
         raise CpplanError(f"local-search: unknown mode {mode!r}; expected one of {MODES}")
-    if max_placements is None:
-        max_placements = int(max(time_limit, 0.0) * PLACEMENTS_PER_SECOND)
-    deadline = None if deterministic else started + max(time_limit, 0.0)
+    time_limit = max(float(time_limit), 0.0)
+    if max_placements is None and deterministic:
+        max_placements = int(time_limit * PLACEMENTS_PER_SECOND)
+    budget = float("inf") if max_placements is None else max_placements
+    deadline = None if deterministic else started + time_limit
     blocks = make_blocks(problem)
+    lists = None
+    if len(blocks) <= DECODER_UP_TO:
+        try:
+            lists = conflict_lists(blocks)
+        except ValueError:
+            lists = None
+    if lists is not None:
+        return _order_search(blocks, lists, started, deadline, budget, seed, mode)
+    return _suffix_search(blocks, started, deadline, budget, seed, mode)
+
+
+class _Chain:
+    """One search trajectory: a decoder, its score and where it started."""
+
+    def __init__(self, decoder: Decoder, key: tuple[int, int], start: str) -> None:
+        self.d = decoder
+        self.key = key
+        self.start = start
+        self.moves = 0
+        self.kept = 0
+
+
+def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float | None,
+                  budget: float, seed: int, mode: str | None) -> Plan:
+    """The search on the incremental decoder (see the module docstring)."""
+    scale = blocks.scale
+    lower = objective_lower_bound(blocks)
+    floor = _pool_floor(blocks, lower).tolist()
+    cost = blocks.pool_cost.tolist()
+    size = blocks.size.tolist()
+    n = len(blocks)
+    adj = lists[0] if blocks.single_piece else [list(dict.fromkeys(x)) for x in lists[0]]
+
+    def score(d: Decoder) -> tuple[int, int]:
+        h = [0] * len(floor)
+        excess = 0
+        for i, p in enumerate(d.pool_of):
+            if p >= 0:
+                t = d.off[i] + size[i]
+                if t > h[p]:
+                    h[p] = t
+                if t > floor[p]:
+                    excess += t - floor[p]
+        return sum(c * x for c, x in zip(cost, h, strict=True)) * scale, excess
+
+    # 1. Starts: every order, each mode; the best of each mode starts a chain.
+    chains: list[_Chain] = []
+    starts: dict[str, int | str] = {}
+    placements = 0
+    first_error: CapacityError | None = None
+    for m in ((mode,) if mode else MODES):
+        best: _Chain | None = None
+        for name in ORDERS:
+            d = Decoder(blocks, order_blocks(blocks, name), m, "local-search", lists)
+            placements += d.placements
+            label = f"{m}-fit-{name}"
+            if d.unfit:
+                starts[label] = "capacity"
+                first_error = first_error or d._failure(d.first_unfit())
+                continue
+            key = score(d)
+            starts[label] = key[0]
+            if best is None or key < best.key:
+                best = _Chain(d, key, label)
+        if best is not None:
+            chains.append(best)
+    if not chains:
+        assert first_error is not None
+        raise first_error
+    top = min(chains, key=lambda c: c.key)
+    best_key = top.key
+    best_arrays = top.d.arrays()
+    best_from = top.start
+    improvements: list[tuple[float, int]] = []
+
+    # 2. Chains take turns; moves on the order, undone when worse.
+    rng = random.Random(seed)
+    done = placements - sum(c.d.placements for c in chains)  # work of the discarded starts
+    turn = 0
+    while best_key[0] > lower and n > 1:
+        c = chains[turn % len(chains)]
+        turn += 1
+        d = c.d
+        if len(d.order) < 2:
+            break
+        stop = d.placements + SLICE
+        while d.placements < stop:
+            placements = done + sum(x.d.placements for x in chains)
+            if placements >= budget or (deadline is not None and time.perf_counter() > deadline):
+                break
+            _move(rng, d, adj, size, floor, cost)
+            c.moves += 1
+            if d.unfit:
+                d.undo()
+                continue
+            key = score(d)
+            if key > c.key:
+                d.undo()
+                continue
+            c.key = key
+            c.kept += 1
+            if key < best_key:
+                if key[0] < best_key[0]:
+                    improvements.append((round(time.perf_counter() - started, 3), key[0]))
+                best_key = key
+                best_arrays = d.arrays()
+                best_from = c.start
+                if key[0] <= lower:
+                    break
+        else:
+            continue
+        if best_key[0] > lower:
+            break  # out of budget or time
+    placements = done + sum(x.d.placements for x in chains)
+    stats = {"start": best_from, "start_objective": starts[best_from], "starts": starts,
+             "chains": [c.start for c in chains], "moves": sum(c.moves for c in chains),
+             "kept": sum(c.kept for c in chains), "improvements": improvements,
+             "placements": placements, "engine": "decoder"}
+    pool_of, offset = best_arrays
+    return blocks.to_plan(pool_of, offset, planner="local-search", started=started,
+                          lower_bound=lower, stats=stats)
+
+
+def _move(rng: random.Random, d: Decoder, adj: list[list[int]], size: list[int],
+          floor: list[int], cost: list[int]) -> None:
+    """Apply one move to the decoder (see the module docstring)."""
+    order, pos, off, pool_of = d.order, d.pos, d.off, d.pool_of
+    m = len(order)
+    high = [i for i in order
+            if pool_of[i] >= 0 and cost[pool_of[i]] > 0 and off[i] + size[i] > floor[pool_of[i]]]
+    if not high:
+        d.move(order[rng.randrange(m)], rng.randrange(m))
+        return
+    r = rng.random()
+    if r < SHIFT:
+        d.move(order[rng.randrange(m)], rng.randrange(m))
+        return
+    b = rng.choice(high)
+    p = pos[b]
+    if r >= SHIFT + PROMOTE:
+        first = [j for j in adj[b] if 0 <= pos[j] < p]
+        if first:
+            c1 = rng.choice(first)
+            q1 = pos[c1]
+            second = [j for j in adj[c1] if 0 <= pos[j] < q1]
+            c2 = rng.choice(second) if second and rng.random() < 0.75 else rng.choice(first)
+            if c2 != c1:
+                d.swap(q1, pos[c2])
+                return
+    if p > 0:
+        d.move(b, rng.randrange(p))
+    else:
+        d.move(b, rng.randrange(1, m))
+
+
+def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budget: float,
+                   seed: int, mode: str | None) -> Plan:
+    """The search on :class:`Placer` for big problems: every move re-places the suffix of the
+    order from the first changed position."""
     scale = blocks.scale
     lower = objective_lower_bound(blocks)
     placer = Placer(blocks)
@@ -91,6 +268,8 @@ def local_search(problem: Problem, *, time_limit: float = 3.0, seed: int = 0,
     starts = [(m, name) for name in ORDERS for m in ((mode,) if mode else MODES)]
     starts = starts[:max(1, WORK_PER_CALL // max(n, 1))]
     for m, name in starts:
+        if best is not None and deadline is not None and time.perf_counter() > deadline:
+            break  # one start is always completed: a plan is needed
         placer.clear()
         try:
             placer.place_fixed("local-search")
@@ -117,10 +296,10 @@ def local_search(problem: Problem, *, time_limit: float = 3.0, seed: int = 0,
     conflicts = _neighbours(blocks) if n <= 5000 else None
 
     # 2. Moves on the order; re-place the changed suffix.
-    while key[0] > lower and placements < max_placements and len(order) > 1:
+    while key[0] > lower and placements < budget and len(order) > 1:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        new = _move(rng, order, pos, placer, blocks, conflicts)
+        new = _suffix_move(rng, order, pos, placer, blocks, conflicts)
         if new is None:
             break
         k, new_order = new
@@ -145,6 +324,7 @@ def local_search(problem: Problem, *, time_limit: float = 3.0, seed: int = 0,
         else:
             placer.restore(snap)
     stats["placements"] = placements
+    stats["engine"] = "placer"
     return blocks.to_plan(placer.pool_of, placer.offset, planner="local-search",
                           started=started, lower_bound=lower, stats=stats)
 
@@ -177,7 +357,7 @@ def _neighbours(blocks) -> list[list[int]]:
     return out
 
 
-def _move(rng: random.Random, order: list[int], pos: dict[int, int], placer: Placer,
+def _suffix_move(rng: random.Random, order: list[int], pos: dict[int, int], placer: Placer,
           blocks, conflicts: list[list[int]] | None) -> tuple[int, list[int]] | None:
     """A changed order and the first position where it differs."""
     n = len(order)
