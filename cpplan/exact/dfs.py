@@ -1,0 +1,343 @@
+"""A branch-and-bound decision search: do blocks ``ids`` fit under height ``H``?
+
+The exact engine's second method beside CP-SAT (:mod:`.search` races both). It reproduces the
+search of MiniMalloc (google/minimalloc, ``src/solver.cc`` and ``src/sweeper.cc``; Moffitt,
+"MiniMalloc: A Lightweight Memory Allocator for Hardware-Accelerated Machine Learning", ASPLOS
+2023), written anew in numpy:
+
+* **canonical solutions**: blocks are placed in non-decreasing offset order (ties in preorder),
+  each at its *minimum offset*, the top of the highest block placed so far that shares a moment
+  with it, rounded up to its alignment. Every feasible packing can be pushed down into one of
+  these (the packing with the least sum of offsets is one), so exhausting them is a proof.
+* **min-offset inference**: placing a block raises the minimum offset of every unplaced block
+  that shares a moment with it (incrementally, undone on backtrack).
+* **sections** (the distinct sets of blocks live just before each lifetime end): the unplaced
+  blocks of a section are stacked somewhere above ``max(current offset, lowest minimum offset)``,
+  so that plus their total size must stay within ``H``.
+* **dominance**: no block is placed at or above the top that another unplaced block would have at
+  its minimum offset (that block could drop into the gap: a packing with a smaller offset sum);
+  **hatless pruning**: when a block that shares a moment with no unplaced block fails, its
+  alternatives fail too.
+* **branching**: unplaced blocks by minimum offset, ties by a static preorder (MiniMalloc's
+  ``WAT``, ``TAW``, ``TWA``: W lifetime width, A area, T largest section total, all descending,
+  then block index); the preorders are raced round-robin with a node limit that doubles every
+  round (searches are heavy-tailed).
+* **dynamic decomposition**: when no unplaced block spans the boundary between two sections any
+  more, the two sides are solved as independent sub-problems (each with its own preorder).
+
+Fixed offsets: a fixed block's minimum offset starts at its offset and may not rise above it; no
+block is placed above an unplaced fixed block's offset (it must come first in the canonical
+order). Blocks with several pieces (aliases) are packed by their bounding rectangle, which is a
+restriction: then "feasible" answers stay right but an exhausted search is reported ``unknown``.
+Blocks with several candidate pools, or in different pools, are declined (``unknown``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from ..blocks import Blocks
+from .search import Control, Outcome
+
+__all__ = ["fit", "HEURISTICS"]
+
+HEURISTICS = ("WAT", "TAW", "TWA")
+POLL_EVERY = 64  # nodes between looks at the clock and the stop flag
+
+
+class _Abort(Exception):
+    """The node limit of one round ran out (``limit``), or time / stop (``stop``)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budget: float,
+        node_budget: int | None = None, heuristics: tuple[str, ...] = HEURISTICS,
+        stats: dict | None = None) -> Outcome:
+    """Do blocks ``ids`` fit in their pool at most ``height`` high (scaled units)?
+
+    ``feasible`` comes with ``pools`` and ``offsets`` per id (offsets aligned, fixed offsets
+    kept, no two blocks that share a moment overlap, every top at most ``height`` and the pool's
+    capacity); ``infeasible`` only when the search space is exhausted (a proof); ``unknown`` when
+    ``budget`` seconds (or ``node_budget`` nodes, the deterministic limit), the control's deadline
+    or its stop flag end the search first, or when the input is declined (see module docstring).
+    ``stats`` (a dict) receives ``nodes`` and ``heuristic``.
+    """
+    ids = np.asarray(ids, np.int64)
+    n = len(ids)
+    if n == 0:
+        return Outcome("feasible", np.zeros(0, np.int64), np.zeros(0, np.int64))
+    pool_sets = {blocks.pools[i] for i in ids.tolist()}
+    if any(len(p) != 1 for p in pool_sets) or len(pool_sets) != 1:
+        return Outcome("unknown", detail="dfs: several candidate pools")
+    pool = next(iter(pool_sets))[0]
+    cap = int(blocks.pool_capacity[pool])
+    H = int(height) if cap < 0 else min(int(height), cap)
+    size = blocks.size[ids].astype(np.int64)
+    fixed = blocks.fixed[ids].astype(np.int64)
+    align = np.fromiter((blocks.align_in(i, pool) for i in ids.tolist()), np.int64, n)
+    pools_out = np.full(n, pool, np.int64)
+    if np.any((fixed >= 0) & (fixed + size > H)) or np.any(size > H):
+        return Outcome("infeasible", detail="dfs: a block is taller than the height")
+    # Exact single rectangles, or bounding rectangles (a restriction) for blocks with pieces.
+    ptr = blocks.piece_ptr
+    npieces = (ptr[ids + 1] - ptr[ids])
+    first = ptr[ids]
+    exact = (npieces == 1) & (blocks.piece_lo[first] == 0) & (blocks.piece_hi[first] == size)
+    restricted = not bool(exact.all())
+    offsets = np.where(fixed >= 0, fixed, 0)
+    live = np.flatnonzero(size > 0)  # zero-size blocks occupy nothing: fixed offset or 0
+    if len(live) == 0:
+        return Outcome("feasible", pools_out, offsets, detail="dfs")
+    times = blocks.times
+    st, en = blocks.start[ids[live]], blocks.end[ids[live]]
+    search = _Search(size[live], align[live], fixed[live], st, en,
+                     (times[en] - times[st]).astype(np.int64), H)
+    deadline = min(time.perf_counter() + budget, control.deadline)
+    status, why = search.run(control, deadline, node_budget, heuristics)
+    if stats is not None:
+        stats.update(nodes=search.total_nodes, heuristic=search.heuristic)
+    detail = f"dfs {search.heuristic}, {search.total_nodes} nodes"
+    if status == "feasible":
+        offsets[live] = search.sol
+        return Outcome("feasible", pools_out, offsets, detail=detail)
+    if status == "infeasible" and not restricted:
+        return Outcome("infeasible", detail=detail)
+    return Outcome("unknown", detail=detail + (f" ({why})" if why else ""))
+
+
+class _Search:
+    """State of the search over ``n`` positive-size blocks (local indices)."""
+
+    def __init__(self, size: np.ndarray, align: np.ndarray, fixed: np.ndarray,
+                 start: np.ndarray, end: np.ndarray, width: np.ndarray, H: int) -> None:
+        n = len(size)
+        self.n, self.H = n, H
+        self.size, self.align, self.fixed = size, align, fixed
+        self.width = width
+        self.area = size * width
+        # Time-overlap lists (CSR): i and j share a moment.
+        o = np.argsort(start, kind="stable")
+        nbr: list[np.ndarray] = [None] * n  # type: ignore[list-item]
+        st_sorted = start[o]
+        for i in range(n):
+            hi = np.searchsorted(st_sorted, end[i], "left")
+            cand = o[:hi]
+            cand = cand[(end[cand] > start[i]) & (cand != i)]
+            nbr[i] = np.sort(cand)
+        self.nbr = nbr
+        self.hatless_static = np.array([len(x) == 0 for x in nbr])
+        # Sections: the blocks live just before each distinct end time (MiniMalloc's sweep).
+        ends = np.unique(end)
+        sec_sets = []
+        for t in ends.tolist():
+            sec_sets.append(np.flatnonzero((start < t) & (end >= t)))
+        S = len(sec_sets)
+        self.S = S
+        self.sec_ptr = np.zeros(S + 1, np.int64)
+        self.sec_ptr[1:] = np.cumsum([len(s) for s in sec_sets])
+        self.sec_mem = np.concatenate(sec_sets).astype(np.int64)
+        # Block i's sections: the ends t with start < t <= end, a contiguous range.
+        self.sec_lo = np.searchsorted(ends, start, "right").astype(np.int64)
+        self.sec_hi = np.searchsorted(ends, end, "right").astype(np.int64)
+        self.total0 = np.add.reduceat(size[self.sec_mem], self.sec_ptr[:-1])
+        # cut[s]: blocks in both section s and s + 1.
+        diff = np.zeros(S + 1, np.int64)
+        np.add.at(diff, self.sec_lo, 1)
+        np.add.at(diff, np.maximum(self.sec_hi - 1, self.sec_lo), -1)
+        self.cut0 = np.cumsum(diff)[:max(S - 1, 0)]
+        self.mo0 = np.where(fixed >= 0, fixed, 0).astype(np.int64)
+        self.sol = np.zeros(n, np.int64)
+        self.total_nodes = 0
+        self.heuristic = ""
+        self.keys = {"W": width, "A": self.area, "Z": size}
+        self._nbr_placed_buf = None
+
+    # -- state --------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        self.placed = np.zeros(self.n, bool)
+        self.mo = self.mo0.copy()
+        self.total = self.total0.copy()
+        self.cut = self.cut0.copy()
+        self.floor = np.zeros(self.S, np.int64)
+        self._refloor(0, self.S)
+
+    def _refloor(self, a: int, b: int) -> None:
+        """floor[s] = lowest minimum offset of an unplaced block of s (H when none)."""
+        p0, p1 = self.sec_ptr[a], self.sec_ptr[b]
+        seg = self.sec_mem[p0:p1]
+        vals = np.where(self.placed[seg], self.H, self.mo[seg])
+        self.floor[a:b] = np.minimum.reduceat(vals, self.sec_ptr[a:b] - p0)
+
+    # -- driver -------------------------------------------------------------------------------
+
+    def run(self, control: Control, deadline: float, node_budget: int | None,
+            heuristics: tuple[str, ...]) -> tuple[str, str]:
+        self.control, self.deadline, self.node_budget = control, deadline, node_budget
+        limit = 2 * self.n
+        lim = sys.getrecursionlimit()
+        if lim < 4 * self.n + 1000:
+            sys.setrecursionlimit(4 * self.n + 1000)
+        while True:
+            limit *= 2
+            for h in heuristics:
+                self.heuristic = h
+                self.reset()
+                self.limit = self.nodes_left = limit
+                self.next_poll = POLL_EVERY
+                try:
+                    ok = self._solve_all()
+                except _Abort as e:
+                    if e.why == "limit":
+                        continue
+                    return "unknown", e.why
+                finally:
+                    self.total_nodes += limit - self.nodes_left
+                return ("feasible" if ok else "infeasible"), ""
+
+    def _solve_all(self) -> bool:
+        # Initial partitions: split where no block spans a section boundary.
+        zeros = np.flatnonzero(self.cut == 0) + 1
+        points = [0, *zeros.tolist(), self.S]
+        mem = np.arange(self.n, dtype=np.int64)
+        for a, b in zip(points, points[1:], strict=False):
+            sub = mem[(self.sec_lo < b) & (self.sec_hi > a)]
+            if len(sub) and not self._subsolve(sub, a, b):
+                return False
+        return True
+
+    def _poll(self) -> None:
+        self.next_poll = POLL_EVERY
+        if self.control.stopped.is_set():
+            raise _Abort("stopped")
+        if time.perf_counter() > self.deadline:
+            raise _Abort("time")
+        if self.node_budget is not None and \
+                self.total_nodes + self.limit - self.nodes_left > self.node_budget:
+            raise _Abort("node budget")
+
+    # -- search -------------------------------------------------------------------------------
+
+    def _subsolve(self, mem: np.ndarray, a: int, b: int) -> bool:
+        """Solve the unplaced blocks ``mem`` of sections [a, b) with a fresh preorder."""
+        keys = []
+        for ch in reversed(self.heuristic):
+            if ch == "T":
+                tot = np.append(self.total, 0)
+                idx = np.empty(2 * len(mem), np.int64)
+                idx[0::2] = self.sec_lo[mem]
+                idx[1::2] = self.sec_hi[mem]
+                keys.append(-np.maximum.reduceat(tot, idx)[0::2])
+            else:
+                keys.append(-self.keys[ch][mem])
+        order = np.lexsort([mem, *keys])  # last key first: the heuristic's first letter
+        return self._search(mem[order], a, b, 0, -1)
+
+    def _search(self, mem: np.ndarray, sa: int, sb: int, last_off: int, last_pos: int) -> bool:
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
+            raise _Abort("limit")
+        self.next_poll -= 1
+        if self.next_poll <= 0:
+            self._poll()
+        placed, mo, size, fixed = self.placed, self.mo, self.size, self.fixed
+        pos = np.flatnonzero(~placed[mem])
+        if len(pos) == 0:
+            return True
+        u = mem[pos]
+        mou = mo[u]
+        # Dominance: nothing goes at or above the top of an unplaced block at its minimum offset.
+        # Sections: every unplaced block sits at or above the next offset, so the next offset
+        # plus any section's unplaced total must stay within H.
+        limit = min(int((mou + size[u]).min()), self.H - int(self.total[sa:sb].max()) + 1)
+        fu = fixed[u]
+        if fu.max() >= 0:
+            limit = min(limit, int(fu[fu >= 0].min()) + 1)
+        order = np.argsort(mou, kind="stable")
+        ms = mou[order]
+        k0 = int(np.searchsorted(ms, last_off, "left"))
+        k1 = int(np.searchsorted(ms, limit, "left"))
+        if k0 >= k1:
+            return False
+        H = self.H
+        for j in order[k0:k1].tolist():
+            off = int(mou[j])
+            p = int(pos[j])
+            if off == last_off and p < last_pos:
+                continue
+            c = int(u[j])
+            # Place c at off.
+            placed[c] = True
+            self.sol[c] = off
+            top = off + int(size[c])
+            nb = self.nbr[c]
+            nbu = nb[~placed[nb]]
+            hatless = len(nbu) == 0
+            lo, hi = int(self.sec_lo[c]), int(self.sec_hi[c])
+            self.total[lo:hi] -= size[c]
+            ok = True
+            chi = None
+            if hatless:
+                a0, b0 = lo, hi
+            else:
+                al = self.align[nbu]
+                new = -(-top // al) * al
+                old = mo[nbu]
+                ch = new > old
+                chi = nbu[ch]
+                if len(chi):
+                    chold = old[ch]
+                    chnew = new[ch]
+                    mo[chi] = chnew
+                    if (chnew + size[chi] > H).any() or (fixed[chi] >= 0).any():
+                        ok = False
+                    a0 = min(lo, int(self.sec_lo[chi].min()))
+                    b0 = max(hi, int(self.sec_hi[chi].max()))
+                else:
+                    chi = None
+                    a0, b0 = lo, hi
+            old_floor = self.floor[a0:b0].copy()
+            found = False
+            if ok:
+                self._refloor(a0, b0)
+                fl = self.floor[sa:sb]
+                if not (np.maximum(fl, off) + self.total[sa:sb] > H).any():
+                    found = self._decompose(mem, sa, sb, c, off, p)
+            # Undo.
+            self.floor[a0:b0] = old_floor
+            if chi is not None:
+                mo[chi] = chold
+            self.total[lo:hi] += size[c]
+            placed[c] = False
+            if found:
+                return True
+            if hatless:
+                break
+        return False
+
+    def _decompose(self, mem: np.ndarray, sa: int, sb: int, c: int, off: int, p: int) -> bool:
+        lo, hi = int(self.sec_lo[c]), int(self.sec_hi[c])
+        cut = self.cut
+        if hi - lo <= 1:
+            return self._search(mem, sa, sb, off, p)
+        cut[lo:hi - 1] -= 1
+        try:
+            z = np.flatnonzero(cut[lo:hi - 1] == 0)
+            if len(z) == 0:
+                return self._search(mem, sa, sb, off, p)
+            points = [sa, *(z + lo + 1).tolist(), sb]
+            rest = mem[~self.placed[mem]]
+            slo, shi = self.sec_lo[rest], self.sec_hi[rest]
+            for a, b in zip(points, points[1:], strict=False):
+                sub = rest[(slo < b) & (shi > a)]
+                if len(sub) and not self._subsolve(sub, a, b):
+                    return False
+            return True
+        finally:
+            cut[lo:hi - 1] += 1
