@@ -35,6 +35,7 @@ Blocks with several candidate pools, or in different pools, are declined (``unkn
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import numpy as np
@@ -58,14 +59,15 @@ class _Abort(Exception):
 
 def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budget: float,
         node_budget: int | None = None, heuristics: tuple[str, ...] = HEURISTICS,
-        stats: dict | None = None) -> Outcome:
+        cancel: threading.Event | None = None, stats: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit in their pool at most ``height`` high (scaled units)?
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (offsets aligned, fixed offsets
     kept, no two blocks that share a moment overlap, every top at most ``height`` and the pool's
     capacity); ``infeasible`` only when the search space is exhausted (a proof); ``unknown`` when
     ``budget`` seconds (or ``node_budget`` nodes, the deterministic limit), the control's deadline
-    or its stop flag end the search first, or when the input is declined (see module docstring).
+    or its stop flag (or ``cancel``, set by a racer that answered first) end the search first, or
+    when the input is declined (see module docstring).
     ``stats`` (a dict) receives ``nodes`` and ``heuristic``.
     """
     ids = np.asarray(ids, np.int64)
@@ -99,7 +101,7 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     search = _Search(size[live], align[live], fixed[live], st, en,
                      (times[en] - times[st]).astype(np.int64), H)
     deadline = min(time.perf_counter() + budget, control.deadline)
-    status, why = search.run(control, deadline, node_budget, heuristics)
+    status, why = search.run(control, cancel, deadline, node_budget, heuristics)
     if stats is not None:
         stats.update(nodes=search.total_nodes, heuristic=search.heuristic)
     detail = f"dfs {search.heuristic}, {search.total_nodes} nodes"
@@ -177,9 +179,10 @@ class _Search:
 
     # -- driver -------------------------------------------------------------------------------
 
-    def run(self, control: Control, deadline: float, node_budget: int | None,
-            heuristics: tuple[str, ...]) -> tuple[str, str]:
-        self.control, self.deadline, self.node_budget = control, deadline, node_budget
+    def run(self, control: Control, cancel: threading.Event | None, deadline: float,
+            node_budget: int | None, heuristics: tuple[str, ...]) -> tuple[str, str]:
+        self.control, self.cancel = control, cancel
+        self.deadline, self.node_budget = deadline, node_budget
         limit = 2 * self.n
         lim = sys.getrecursionlimit()
         if lim < 4 * self.n + 1000:
@@ -214,7 +217,7 @@ class _Search:
 
     def _poll(self) -> None:
         self.next_poll = POLL_EVERY
-        if self.control.stopped.is_set():
+        if self.control.stopped.is_set() or (self.cancel is not None and self.cancel.is_set()):
             raise _Abort("stopped")
         if time.perf_counter() > self.deadline:
             raise _Abort("time")

@@ -5,7 +5,9 @@
   block order and not in minutes with another (heavy-tailed search), so the probe *races* several
   orders (:data:`cpplan.exact.model.ORDERS`) in time slices that double every round, one solver
   thread per worker, and stops at the first answer. A "yes" comes with a packing; a "no" is a
-  proof (every order runs a complete search).
+  proof (every order runs a complete search). Beside them races :func:`cpplan.exact.dfs.fit`, a
+  MiniMalloc-style branch-and-bound search that is much faster on many instance families (it
+  holds the GIL, so it takes one worker's place; the CP-SAT threads release it).
 * :func:`minimise` runs CP-SAT's own portfolio on the objective, from a hint and under an upper
   bound, and reports the best packing and the proven bound as they move.
 * A :class:`Control` carries the deadline and the stop flag: Ctrl-C (or a caller) stops the
@@ -31,6 +33,8 @@ from .model import build_model
 __all__ = ["Control", "Outcome", "probe", "minimise"]
 
 RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
+DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
+DFS_NODES_PER_SECOND = 4000  # a conservative rate of cpplan.exact.dfs on this kind of machine
 
 
 @dataclass
@@ -93,24 +97,44 @@ class Outcome:
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
           budget: float, orders: tuple[str, ...] = RACE_ORDERS,
-          first_slice: float = 0.25) -> Outcome:
+          first_slice: float = 0.25, dfs: bool = True) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
-    Spends at most ``budget`` seconds (and never past the control's deadline).
+    With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
+    search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
+    or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. Spends at
+    most ``budget`` seconds (and never past the control's deadline).
     """
+    from .dfs import fit  # dfs imports this module
+
     end = time.perf_counter() + min(budget, control.remaining())
-    models = {o: build_model(blocks, ids, height_max=heights, minimise=False, order_by=o)
-              for o in orders}
+    pool_sets = {blocks.pools[i] for i in np.asarray(ids).tolist()}
+    dfs_pool = next(iter(pool_sets))[0] if len(pool_sets) == 1 and dfs \
+        and len(next(iter(pool_sets))) == 1 else None
     lock = threading.Lock()
     result: list[Outcome] = []
     local = threading.Event()
     running: set[cp_model.CpSolver] = set()
+    if dfs_pool is not None and control.deterministic:
+        out = fit(blocks, ids, heights[dfs_pool], control, budget=end - time.perf_counter(),
+                  node_budget=int(DFS_SHARE * budget * DFS_NODES_PER_SECOND))
+        if out.status in ("feasible", "infeasible"):
+            return out
+        dfs_pool = None
     tasks: list[tuple[str, float]] = []
     slice_ = first_slice
     while slice_ < 3600:
         tasks.extend((o, slice_) for o in orders)
         slice_ *= 2
     tasks.reverse()
+
+    models: dict[str, object] = {}
+
+    def model_of(order: str):  # built on first use, so that a fast answer skips the rest
+        if order not in models:
+            pm = build_model(blocks, ids, height_max=heights, minimise=False, order_by=order)
+            models.setdefault(order, pm)
+        return models[order]
 
     def worker() -> None:
         while True:
@@ -121,7 +145,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
             left = end - time.perf_counter()
             if left <= 0.01:
                 return
-            pm = models[order]
+            pm = model_of(order)
+            if local.is_set():
+                return
             solver = control.solver(min(seconds, left))
             with lock:
                 running.add(solver)
@@ -141,10 +167,31 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
                 for s in running:
                     s.stop_search()
 
+    def dfs_worker() -> None:
+        out = fit(blocks, ids, heights[dfs_pool], control, budget=end - time.perf_counter(),
+                  cancel=local)
+        with lock:
+            if local.is_set():
+                return
+            if out.status in ("feasible", "infeasible"):
+                result.append(out)
+                local.set()
+                for s in running:
+                    s.stop_search()
+                return
+        worker()  # declined or out of nodes: this thread becomes a CP-SAT worker
+
+    threads = []
+    if dfs_pool is not None:
+        threads.append(threading.Thread(target=dfs_worker, daemon=True))
+        threads[0].start()
     n_threads = 1 if control.deterministic else max(1, min(control.workers, len(orders)))
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(n_threads)]
-    for t in threads:
+    if dfs_pool is not None:
+        n_threads = max(1, n_threads - 1)
+    more = [threading.Thread(target=worker, daemon=True) for _ in range(n_threads)]
+    for t in more:
         t.start()
+    threads += more
     while any(t.is_alive() for t in threads):
         for t in threads:
             t.join(timeout=0.05)
