@@ -173,41 +173,15 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
             j += 1
         position[order[k:j]] = best_count - 1
         k = j
-    # Assigned records, by object.
-    a_rec: list[int] = []
-    a_obj: list[int] = []
     osize: list[int] = []
     objects: list[list[int]] = []
-    unassigned = np.ones(n, bool)
+    obj_recs: list[list[int]] = []  # the same, as indices into ``group``
+    gaps = _Gaps(first, last)
 
     def rows(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Fresh (best_dist, best_obj) of records ``recs``: min distance over objects, first
         object on ties; INF/-1 when every object intersects."""
-        bd = np.full(len(recs), INF, np.int64)
-        bo = np.full(len(recs), -1, np.int64)
-        if not objects:
-            return bd, bo
-        ar = np.asarray(a_rec, np.int64)
-        ao = np.asarray(a_obj, np.int64)
-        srt = np.argsort(ao, kind="stable")
-        ar, ao = ar[srt], ao[srt]
-        cuts = np.searchsorted(ao, np.arange(len(objects)))
-        step = max(1, 2_000_000 // max(len(ar), 1))
-        for c in range(0, len(recs), step):
-            rr = recs[c:c + step]
-            f, la = first[rr][:, None], last[rr][:, None]
-            of, ol = first[ar][None, :], last[ar][None, :]
-            inter = ~((la < of) | (f > ol))
-            d = np.where(la < of, of - la, f - ol)
-            d = np.where(inter, INF, d)
-            forb = np.maximum.reduceat(inter, cuts, axis=1)
-            dist = np.minimum.reduceat(d, cuts, axis=1)
-            dist[forb] = INF
-            k = np.argmin(dist, axis=1)
-            v = dist[np.arange(len(rr)), k]
-            bd[c:c + step] = v
-            bo[c:c + step] = np.where(v < INF, k, -1)
-        return bd, bo
+        return gaps.nearest(first[recs], last[recs])
 
     for pos in np.unique(position).tolist():
         members = np.nonzero(position == pos)[0]
@@ -222,10 +196,10 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
             t = int(m[0])
             r = int(members[t])
             left[t] = False
-            unassigned[r] = False
             if bd[t] >= INF:
                 o = len(objects)
                 objects.append([])
+                obj_recs.append([])
                 osize.append(int(size[r]))
                 new = True
             else:
@@ -233,8 +207,8 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
                 osize[o] = max(osize[o], int(size[r]))
                 new = False
             objects[o].append(int(group[r]))
-            a_rec.append(r)
-            a_obj.append(o)
+            obj_recs[o].append(r)
+            gaps.add(o, r, new)
             # Update the records of this position still waiting.
             w = np.nonzero(left)[0]
             if len(w) == 0:
@@ -252,8 +226,7 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
                 better = ~inter & (d < bd[w])
                 if better.any():
                     # An object some record of which already intersects stays forbidden.
-                    mine = np.asarray([q for q, oq in zip(a_rec, a_obj, strict=True)
-                                       if oq == o and q != r], np.int64)
+                    mine = np.asarray(obj_recs[o][:-1], np.int64)  # all but r
                     if len(mine):
                         rb = rr[better]
                         hit = ~((last[rb][:, None] < first[mine][None, :])
@@ -262,6 +235,280 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
             bd[w[better]] = d[better]
             bo[w[better]] = o
     return objects
+
+
+class _Gaps:
+    """The free spans of the shared objects in time, for GreedyBySizeDistPriority's nearest
+    object queries over the records ``[first, last]`` (inclusive tasks) of one group.
+
+    An object's records are disjoint, so a record fits an object iff it lies inside one of the
+    object's *gaps* (between two consecutive records, or before the first / after the last: an
+    open side), and its distance to the object is to that gap's nearer closed end. A gap is
+    seen from both ends: as the *left slot* of the record before it (start ``last`` of that
+    record, end the next record's ``first`` or open) and as the *right slot* of the record
+    after it (end its ``first``, start the previous record's ``last`` or open). Slots are in
+    static orders (by ``last``, by ``first``), so the nearest gap from the left is a
+    rightmost-above search in a max tree and from the right a leftmost-below search in a min
+    tree: O(log n) per query and per update.
+    """
+
+    FAR = 1 << 40  # beyond any schedule step: the open side of a gap
+
+    def __init__(self, first: np.ndarray, last: np.ndarray) -> None:
+        self.first, self.last = first.tolist(), last.tolist()
+        n = len(self.first)
+        by_last = np.argsort(last, kind="stable")
+        by_first = np.argsort(first, kind="stable")
+        self.key_l = last[by_last].tolist()
+        self.key_r = first[by_first].tolist()
+        self.rec_l = by_last.tolist()
+        self.rec_r = by_first.tolist()
+        self.slot_l = np.argsort(by_last).tolist()
+        self.slot_r = np.argsort(by_first).tolist()
+        self.ends = _Tree(n, -self.FAR, max)  # left slots: end of the gap (inactive: -FAR)
+        self.starts = _Tree(n, self.FAR, min)  # right slots: start of the gap (inactive: FAR)
+        self.obj_of = [-1] * n
+        self._firsts: list[list[int]] = []  # per object: its records' firsts, ascending
+        self._recs: list[list[int]] = []  # per object: its records, in the same order
+
+    def add(self, o: int, r: int, new: bool) -> None:
+        """Record ``r`` joins object ``o`` (a new one when ``new``); it must fit a gap of it."""
+        f, la = self.first[r], self.last[r]
+        self.obj_of[r] = o
+        prev = nxt = -1
+        if new:
+            self._firsts.append([f])
+            self._recs.append([r])
+        else:
+            firsts, recs = self._firsts[o], self._recs[o]
+            k = bisect.bisect_right(firsts, f)
+            if k > 0:
+                prev = recs[k - 1]
+            if k < len(recs):
+                nxt = recs[k]
+            firsts.insert(k, f)
+            recs.insert(k, r)
+        self.ends.set(self.slot_l[r], self.first[nxt] if nxt >= 0 else self.FAR)
+        self.starts.set(self.slot_r[r], self.last[prev] if prev >= 0 else -self.FAR)
+        if prev >= 0:
+            self.ends.set(self.slot_l[prev], f)
+        if nxt >= 0:
+            self.starts.set(self.slot_r[nxt], la)
+
+    def nearest(self, qf: np.ndarray, ql: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For records ``[qf, ql]``: the smallest distance to an object none of whose records
+        intersects them, and that object (the lowest id on ties); ``INF``/-1 when there is
+        none."""
+        if len(qf) > 256:
+            return self._nearest_batch(qf, ql)
+        bd = np.full(len(qf), INF, np.int64)
+        bo = np.full(len(qf), -1, np.int64)
+        obj_of = self.obj_of
+        key_l, key_r, rec_l, rec_r = self.key_l, self.key_r, self.rec_l, self.rec_r
+        for q, (f, la) in enumerate(zip(qf.tolist(), ql.tolist(), strict=True)):
+            dl = dr = INF
+            ol = orr = -1
+            j = self.ends.last_above(bisect.bisect_left(key_l, f), la)
+            if j >= 0:  # the latest gap start below f among gaps ending above la
+                v = key_l[j]
+                dl = f - v
+                ol = obj_of[rec_l[j]]
+                while True:  # the other gaps starting there that hold the record
+                    j = self.ends.last_above(j, la)
+                    if j < 0 or key_l[j] != v:
+                        break
+                    ol = min(ol, obj_of[rec_l[j]])
+            k = self.starts.first_below(bisect.bisect_right(key_r, la), f)
+            if k >= 0:  # the earliest gap end above la among gaps starting below f
+                v = key_r[k]
+                dr = v - la
+                orr = obj_of[rec_r[k]]
+                while True:
+                    k = self.starts.first_below(k + 1, f)
+                    if k < 0 or key_r[k] != v:
+                        break
+                    orr = min(orr, obj_of[rec_r[k]])
+            if dl < dr:
+                bd[q], bo[q] = dl, ol
+            elif dr < dl:
+                bd[q], bo[q] = dr, orr
+            elif dl < INF:
+                bd[q], bo[q] = dl, min(ol, orr)
+        return bd, bo
+
+    def _nearest_batch(self, qf: np.ndarray, ql: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`nearest` for many queries at once: the same two range searches over every
+        gap, sorted by start and by end, answered with sparse tables."""
+        far = self.FAR
+        nq = len(qf)
+        ends = np.asarray(self.ends.leaf, np.int64)
+        starts = np.asarray(self.starts.leaf, np.int64)
+        act_l = np.nonzero(ends > -far)[0]  # every gap once, as a left slot ...
+        lead = np.nonzero(starts == -far)[0]  # ... or, before an object's first, a right one
+        if len(act_l) == 0:
+            return np.full(nq, INF, np.int64), np.full(nq, -1, np.int64)
+        obj = np.asarray(self.obj_of, np.int64)
+        lo = np.concatenate([np.asarray(self.key_l, np.int64)[act_l], np.full(len(lead), -far)])
+        hi = np.concatenate([ends[act_l], np.asarray(self.key_r, np.int64)[lead]])
+        ob = np.concatenate([obj[np.asarray(self.rec_l)[act_l]], obj[np.asarray(self.rec_r)[lead]]])
+        o1 = np.lexsort((-ob, lo))  # ties: higher object first, so the last hit is the lowest
+        lo1, hi1, ob1 = lo[o1], hi[o1], ob[o1]
+        j = _last_above(hi1, np.searchsorted(lo1, qf, side="left"), ql)
+        jl = np.maximum(j, 0)
+        dl = np.where((j >= 0) & (lo1[jl] > -far), qf - lo1[jl], INF)
+        objl = np.where(j >= 0, ob1[jl], -1)
+        o2 = np.lexsort((ob, hi))  # ties: lower object first
+        lo2, hi2, ob2 = lo[o2], hi[o2], ob[o2]
+        k = _first_below(lo2, np.searchsorted(hi2, ql, side="right"), qf)
+        kr = np.maximum(k, 0)
+        dr = np.where((k >= 0) & (hi2[kr] < far), hi2[kr] - ql, INF)
+        objr = np.where(k >= 0, ob2[kr], -1)
+        bd = np.minimum(dl, dr)
+        bo = np.where(dl < dr, objl, objr)
+        bo = np.where(dl == dr, np.minimum(objl, objr), bo)
+        return bd, np.where(bd < INF, bo, -1)
+
+
+class _Tree:
+    """A segment tree over ``n`` slots combining with ``op`` (``max`` or ``min``), with the
+    searches :class:`_Gaps` needs."""
+
+    def __init__(self, n: int, empty: int, op) -> None:
+        size = 1
+        while size < max(n, 1):
+            size *= 2
+        self.size = size
+        self.op = op
+        self.t = [empty] * (2 * size)
+        self.leaf = [empty] * n
+
+    def set(self, i: int, v: int) -> None:
+        self.leaf[i] = v
+        t, op = self.t, self.op
+        k = i + self.size
+        t[k] = v
+        k >>= 1
+        while k:
+            t[k] = op(t[2 * k], t[2 * k + 1])
+            k >>= 1
+
+    def last_above(self, p: int, x: int) -> int:
+        """The largest slot ``j < p`` whose value is above ``x`` (a max tree), or -1."""
+        t = self.t
+        lo, hi = self.size, p + self.size
+        lefts = []
+        while lo < hi:
+            if hi & 1:
+                hi -= 1
+                if t[hi] > x:
+                    return self._down(hi, x, True)
+            if lo & 1:
+                lefts.append(lo)
+                lo += 1
+            lo >>= 1
+            hi >>= 1
+        for node in reversed(lefts):
+            if t[node] > x:
+                return self._down(node, x, True)
+        return -1
+
+    def first_below(self, q: int, x: int) -> int:
+        """The smallest slot ``k >= q`` whose value is below ``x`` (a min tree), or -1."""
+        t = self.t
+        lo, hi = q + self.size, 2 * self.size
+        rights = []
+        while lo < hi:
+            if lo & 1:
+                if t[lo] < x:
+                    return self._down(lo, x, False)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                rights.append(hi)
+            lo >>= 1
+            hi >>= 1
+        for node in reversed(rights):
+            if t[node] < x:
+                return self._down(node, x, False)
+        return -1
+
+    def _down(self, node: int, x: int, above: bool) -> int:
+        """The rightmost leaf above ``x`` (``above``) or leftmost below it, under ``node``."""
+        t, size = self.t, self.size
+        while node < size:
+            if above:
+                node = 2 * node + 1 if t[2 * node + 1] > x else 2 * node
+            else:
+                node = 2 * node if t[2 * node] < x else 2 * node + 1
+        return node - size
+
+
+def _sparse(values: np.ndarray, op) -> list[np.ndarray]:
+    """Sparse table: level ``k`` holds ``op`` over windows of ``2**k`` values."""
+    table = [values]
+    w = 1
+    while 2 * w <= len(values):
+        prev = table[-1]
+        table.append(op(prev[:-w], prev[w:]))
+        w *= 2
+    return table
+
+
+def _range(table: list[np.ndarray], a: np.ndarray, b: np.ndarray, op) -> np.ndarray:
+    """``op`` over ``values[a:b]`` (``b > a``) for every pair, from a sparse table."""
+    k = np.floor(np.log2(b - a)).astype(np.int64)
+    out = np.empty(len(a), table[0].dtype)
+    for lev in np.unique(k).tolist():
+        m = k == lev
+        t = table[lev]
+        out[m] = op(t[a[m]], t[b[m] - (1 << lev)])
+    return out
+
+
+def _last_above(values: np.ndarray, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """For each query, the largest ``j < p`` with ``values[j] > x``, or -1."""
+    table = _sparse(values, np.maximum)
+    j = np.full(len(p), -1, np.int64)
+    live = p > 0
+    if not live.any():
+        return j
+    live[live] = _range(table, np.zeros(int(live.sum()), np.int64), p[live], np.maximum) > x[live]
+    a = np.zeros(len(p), np.int64)
+    b = p.copy()
+    idx = np.nonzero(live)[0]
+    # Invariant: some value of [a, b) is above x, and none of [b, p).
+    while len(idx):
+        m = (a[idx] + b[idx]) // 2
+        hit = _range(table, m, b[idx], np.maximum) > x[idx]
+        a[idx[hit]] = m[hit]
+        b[idx[~hit]] = m[~hit]
+        idx = idx[b[idx] - a[idx] > 1]
+    j[live] = a[live]
+    return j
+
+
+def _first_below(values: np.ndarray, q: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """For each query, the smallest ``k >= q`` with ``values[k] < x``, or -1."""
+    n = len(values)
+    table = _sparse(values, np.minimum)
+    k = np.full(len(q), -1, np.int64)
+    live = q < n
+    if not live.any():
+        return k
+    live[live] = _range(table, q[live], np.full(int(live.sum()), n, np.int64),
+                        np.minimum) < x[live]
+    a = q.copy()
+    b = np.full(len(q), n, np.int64)
+    idx = np.nonzero(live)[0]
+    # Invariant: some value of [a, b) is below x, and none of [q, a).
+    while len(idx):
+        m = (a[idx] + b[idx] + 1) // 2
+        hit = _range(table, a[idx], m, np.minimum) < x[idx]
+        b[idx[hit]] = m[hit]
+        a[idx[~hit]] = m[~hit]
+        idx = idx[b[idx] - a[idx] > 1]
+    k[live] = a[live]
+    return k
 
 
 @register("tflite-gpu-objects-greedy-in-order", family="replica",
