@@ -154,6 +154,9 @@ class _Search:
         np.add.at(diff, np.maximum(self.sec_hi - 1, self.sec_lo), -1)
         self.cut0 = np.cumsum(diff)[:max(S - 1, 0)]
         self.mo0 = np.where(fixed >= 0, fixed, 0).astype(np.int64)
+        self.maxmo = H - size  # highest minimum offset that still fits
+        self.any_fixed = bool((fixed >= 0).any())
+        self.unit_align = bool((align == 1).all())
         self.sol = np.zeros(n, np.int64)
         self.total_nodes = 0
         self.heuristic = ""
@@ -169,6 +172,8 @@ class _Search:
         self.cut = self.cut0.copy()
         self.floor = np.zeros(self.S, np.int64)
         self._refloor(0, self.S)
+        # Invariant of every search node: floor + total <= H in every section.
+        self.root_ok = not (self.floor + self.total > self.H).any()
 
     def _refloor(self, a: int, b: int) -> None:
         """floor[s] = lowest minimum offset of an unplaced block of s (H when none)."""
@@ -205,6 +210,8 @@ class _Search:
                 return ("feasible" if ok else "infeasible"), ""
 
     def _solve_all(self) -> bool:
+        if not self.root_ok:
+            return False
         # Initial partitions: split where no block spans a section boundary.
         zeros = np.flatnonzero(self.cut == 0) + 1
         points = [0, *zeros.tolist(), self.S]
@@ -259,64 +266,78 @@ class _Search:
         # Sections: every unplaced block sits at or above the next offset, so the next offset
         # plus any section's unplaced total must stay within H.
         limit = min(int((mou + size[u]).min()), self.H - int(self.total[sa:sb].max()) + 1)
-        fu = fixed[u]
-        if fu.max() >= 0:
-            limit = min(limit, int(fu[fu >= 0].min()) + 1)
+        if self.any_fixed:  # an unplaced fixed block comes before anything placed above it
+            fu = fixed[u]
+            if fu.max() >= 0:
+                limit = min(limit, int(fu[fu >= 0].min()) + 1)
         order = np.argsort(mou, kind="stable")
         ms = mou[order]
         k0 = int(np.searchsorted(ms, last_off, "left"))
         k1 = int(np.searchsorted(ms, limit, "left"))
         if k0 >= k1:
             return False
-        H = self.H
+        H, total, floor, maxmo = self.H, self.total, self.floor, self.maxmo
+        sec_lo, sec_hi, nbr, unit = self.sec_lo, self.sec_hi, self.nbr, self.unit_align
         for j in order[k0:k1].tolist():
             off = int(mou[j])
             p = int(pos[j])
             if off == last_off and p < last_pos:
                 continue
             c = int(u[j])
-            # Place c at off.
+            # Place c at off: raise the minimum offsets of the unplaced blocks that share a
+            # moment with it to its top (aligned), and take its size out of its sections.
             placed[c] = True
             self.sol[c] = off
-            top = off + int(size[c])
-            nb = self.nbr[c]
+            sc = int(size[c])
+            top = off + sc
+            nb = nbr[c]
             nbu = nb[~placed[nb]]
             hatless = len(nbu) == 0
-            lo, hi = int(self.sec_lo[c]), int(self.sec_hi[c])
-            self.total[lo:hi] -= size[c]
+            lo, hi = int(sec_lo[c]), int(sec_hi[c])
+            total[lo:hi] -= sc
             ok = True
             chi = None
-            if hatless:
-                a0, b0 = lo, hi
-            else:
-                al = self.align[nbu]
-                new = -(-top // al) * al
+            a0, b0 = lo, hi
+            if not hatless:
                 old = mo[nbu]
-                ch = new > old
-                chi = nbu[ch]
+                if unit:
+                    ch = old < top
+                    chi = nbu[ch]
+                    if len(chi):
+                        chold = old[ch]
+                        mo[chi] = top
+                        ok = int(maxmo[chi].min()) >= top
+                else:
+                    al = self.align[nbu]
+                    new = -(-top // al) * al
+                    ch = new > old
+                    chi = nbu[ch]
+                    if len(chi):
+                        chold = old[ch]
+                        chnew = new[ch]
+                        mo[chi] = chnew
+                        ok = not (chnew > maxmo[chi]).any()
                 if len(chi):
-                    chold = old[ch]
-                    chnew = new[ch]
-                    mo[chi] = chnew
-                    if (chnew + size[chi] > H).any() or (fixed[chi] >= 0).any():
-                        ok = False
-                    a0 = min(lo, int(self.sec_lo[chi].min()))
-                    b0 = max(hi, int(self.sec_hi[chi].max()))
+                    if self.any_fixed and (fixed[chi] >= 0).any():
+                        ok = False  # a fixed block would have to move up
+                    a0 = min(lo, int(sec_lo[chi].min()))
+                    b0 = max(hi, int(sec_hi[chi].max()))
                 else:
                     chi = None
-                    a0, b0 = lo, hi
-            old_floor = self.floor[a0:b0].copy()
+            # Sections whose floor (lowest minimum offset of an unplaced member) may have
+            # risen: the unplaced blocks there must fit between the floor and H. (Every other
+            # section passed this test before, and the limit above covers the next offset.)
+            old_floor = floor[a0:b0].copy()
             found = False
             if ok:
                 self._refloor(a0, b0)
-                fl = self.floor[sa:sb]
-                if not (np.maximum(fl, off) + self.total[sa:sb] > H).any():
+                if not (floor[a0:b0] + total[a0:b0] > H).any():
                     found = self._decompose(mem, sa, sb, c, off, p)
             # Undo.
-            self.floor[a0:b0] = old_floor
+            floor[a0:b0] = old_floor
             if chi is not None:
                 mo[chi] = chold
-            self.total[lo:hi] += size[c]
+            total[lo:hi] += sc
             placed[c] = False
             if found:
                 return True
