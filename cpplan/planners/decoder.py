@@ -9,7 +9,8 @@ What it guarantees
   alignment, after clipping at the capacity), same pools, alignment and capacities; aliases
   are handled through their pieces.
 * After :meth:`Decoder.move` or :meth:`Decoder.swap` the state equals a full decode of the new
-  order; :meth:`Decoder.undo` goes back to the state before the last change.
+  order (unless ``limit`` is set and the change was ``aborted``); :meth:`Decoder.undo` goes
+  back to the state before the last change.
 
 How it is fast
 --------------
@@ -32,12 +33,14 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..errors import CapacityError
+from .placer import choose
 
 __all__ = ["Decoder", "DECODER_UP_TO", "conflict_lists"]
 
 DECODER_UP_TO = 4000  # blocks; above this the Placer's index is the better engine
 _MAX_ENTRIES = 3_000_000  # conflict entries; above this the lists cost too much memory
 _INF = 1 << 62
+NUMPY_DEGREE = 160  # conflict entries; from here one block's offset is cheaper in numpy
 
 
 def conflict_lists(blocks: Blocks) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
@@ -125,9 +128,26 @@ class Decoder:
         self.order = [int(i) for i in order if fixed_off[int(i)] < 0]
         for k, i in enumerate(self.order):
             self.pos[i] = k
+        # numpy mirrors of pos, pool_of and off for the blocks with many conflicts.
+        self._big = [len(x) >= NUMPY_DEGREE for x in self.nbr]
+        self._np = any(self._big)
+        if self._np:
+            self._nbr_np = [np.asarray(x, np.int64) if big else None
+                            for x, big in zip(self.nbr, self._big, strict=True)]
+            self._dlo_np = [np.asarray(x, np.int64) if big else None
+                            for x, big in zip(self.dlo, self._big, strict=True)]
+            self._dhi_np = [np.asarray(x, np.int64) if big else None
+                            for x, big in zip(self.dhi, self._big, strict=True)]
+            self._pos_np = np.asarray(self.pos, np.int64)
+            self._pool_np = np.asarray(self.pool_of, np.int64)
+            self._off_np = np.asarray(self.off, np.int64)
         self._log: list[tuple[int, int, int]] = []
         self._undo_order: tuple[int, list[int]] | None = None
         self._counting = False
+        # With a limit (scaled), a change stops as soon as a re-placed block's cost x top
+        # exceeds it (``aborted``): the objective can only be worse, so the caller undoes it.
+        self.limit: int | None = None
+        self.aborted = False
         self.placements = 0  # blocks placed so far (the deterministic measure of work)
         for i in self.order:
             self._place(i)
@@ -151,6 +171,13 @@ class Decoder:
         top = self.cap[pool] - self.size[i]
         if top < 0:
             return -1
+        if self._big[i]:
+            nb = self._nbr_np[i]
+            p = self._pos_np[nb]
+            keep = (p > -2) & (p < k) & (self._pool_np[nb] == pool)
+            o = self._off_np[nb[keep]]
+            return choose(o + self._dlo_np[i][keep], o + self._dhi_np[i][keep], top, align,
+                          self.mode)
         pos, pool_of, off = self.pos, self.pool_of, self.off
         iv = [(off[j] + x, off[j] + y)
               for j, x, y in zip(self.nbr[i], self.dlo[i], self.dhi[i], strict=True)
@@ -199,6 +226,8 @@ class Decoder:
             self.unfit += (new[0] < 0) - (old[0] < 0)
         self._log.append((i, old[0], old[1]))
         self.pool_of[i], self.off[i] = new
+        if self._np:
+            self._pool_np[i], self._off_np[i] = new
         return True
 
     # -- changing the order ---------------------------------------------------------------------
@@ -206,8 +235,8 @@ class Decoder:
         """Re-place, in order from position ``lo``, the blocks in ``dirty`` and every later
         conflict of a block whose placement changed."""
         order, pos, nbr = self.order, self.pos, self.nbr
-        if not dirty:
-            return
+        self.aborted = False
+        limit = self.limit
         hi_pos = len(order)
         k = lo
         while dirty and k < hi_pos:
@@ -215,6 +244,11 @@ class Decoder:
             if i in dirty:
                 dirty.discard(i)
                 if self._place(i):
+                    p = self.pool_of[i]
+                    if limit is not None and p >= 0 and (
+                            self.cost[p] * (self.off[i] + self.size[i]) > limit):
+                        self.aborted = True  # this block alone makes the objective worse
+                        return
                     for j in nbr[i]:
                         if pos[j] > k:
                             dirty.add(j)
@@ -231,8 +265,7 @@ class Decoder:
         self._begin(lo, hi + 1)
         del order[p]
         order.insert(q, i)
-        for k in range(lo, hi + 1):
-            pos[order[k]] = k
+        self._set_pos(lo, hi + 1)
         dirty = {i}
         for j in self.nbr[i]:
             if lo <= pos[j] <= hi:
@@ -248,6 +281,8 @@ class Decoder:
         a, c = order[p], order[q]
         order[p], order[q] = c, a
         pos[a], pos[c] = q, p
+        if self._np:
+            self._pos_np[a], self._pos_np[c] = q, p
         dirty = {a, c}
         for j in self.nbr[a]:
             if p < pos[j] < q:
@@ -260,13 +295,19 @@ class Decoder:
     def reorder(self, lo: int, segment: list[int]) -> None:
         """Replace the blocks at positions ``lo .. lo + len(segment) - 1`` by ``segment`` (a
         permutation of them); every block of the segment is re-placed."""
-        order, pos = self.order, self.pos
+        order = self.order
         hi = lo + len(segment)
         self._begin(lo, hi)
         order[lo:hi] = segment
+        self._set_pos(lo, hi)
+        self._cascade(lo, set(segment))
+
+    def _set_pos(self, lo: int, hi: int) -> None:
+        order, pos = self.order, self.pos
         for k in range(lo, hi):
             pos[order[k]] = k
-        self._cascade(lo, set(segment))
+        if self._np:
+            self._pos_np[order[lo:hi]] = np.arange(lo, hi)
 
     def _begin(self, lo: int, hi: int) -> None:
         self._log = []
@@ -278,11 +319,12 @@ class Decoder:
         assert self._undo_order is not None
         lo, seg = self._undo_order
         self.order[lo:lo + len(seg)] = seg
-        for k in range(lo, lo + len(seg)):
-            self.pos[self.order[k]] = k
+        self._set_pos(lo, lo + len(seg))
         for i, p, o in reversed(self._log):
             self.unfit += (p < 0) - (self.pool_of[i] < 0)
             self.pool_of[i], self.off[i] = p, o
+            if self._np:
+                self._pool_np[i], self._off_np[i] = p, o
         self._log = []
         self._undo_order = None
 

@@ -11,7 +11,8 @@ blocks whose placement can change:
 
 1. Starts: every order of :data:`cpplan.planners.fit.ORDERS` with best-fit and with first-fit
    (or only ``mode``); the best start of each mode becomes a *chain*.
-2. The chains take turns (a slice of :data:`SLICE` block placements each). A move on a chain:
+2. The chains take turns of :data:`SLICE` block placements: the chain with the best score gets
+   two turns in three, the chains in turn the third. A move on a chain:
 
    * *swap* (75 %): pick a *high* block (one whose top lies above its pool's max-load), one of
      its conflicts ``c1`` placed before it, and a block ``c2`` placed before ``c1`` that
@@ -62,7 +63,8 @@ from .registry import register
 __all__ = ["local_search", "PLACEMENTS_PER_SECOND", "SLICE"]
 
 PLACEMENTS_PER_SECOND = 20_000  # nominal speed that turns time_limit into max_placements
-SLICE = 20_000  # block placements a chain runs before the next chain's turn
+SLICE = 5_000  # block placements a chain runs before the next chain's turn
+LEAD_EVERY = 3  # every LEAD_EVERY-th turn goes round the chains; the others to the leader
 PROMOTE = 0.2  # share of promote moves
 SHIFT = 0.05  # share of random shifts (the rest are swaps)
 
@@ -166,19 +168,24 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
     done = placements - sum(c.d.placements for c in chains)  # work of the discarded starts
     turn = 0
     while best_key[0] > lower and n > 1:
-        c = chains[turn % len(chains)]
+        # The leading chain gets two turns in three; the others share the third.
+        if turn % LEAD_EVERY or len(chains) == 1:
+            c = min(chains, key=lambda x: x.key)
+        else:
+            c = chains[(turn // LEAD_EVERY) % len(chains)]
         turn += 1
         d = c.d
         if len(d.order) < 2:
             break
-        stop = d.placements + SLICE
-        while d.placements < stop:
+        stop = c.d.placements + SLICE
+        while c.d.placements < stop:
             placements = done + sum(x.d.placements for x in chains)
             if placements >= budget or (deadline is not None and time.perf_counter() > deadline):
                 break
+            d.limit = c.key[0] // scale
             _move(rng, d, adj, size, floor, cost)
             c.moves += 1
-            if d.unfit:
+            if d.aborted or d.unfit:
                 d.undo()
                 continue
             key = score(d)
@@ -201,7 +208,8 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
             break  # out of budget or time
     placements = done + sum(x.d.placements for x in chains)
     stats = {"start": best_from, "start_objective": starts[best_from], "starts": starts,
-             "chains": [c.start for c in chains], "moves": sum(c.moves for c in chains),
+             "chains": {c.start: {"objective": c.key[0], "moves": c.moves, "kept": c.kept}
+                        for c in chains}, "moves": sum(c.moves for c in chains),
              "kept": sum(c.kept for c in chains), "improvements": improvements,
              "placements": placements, "engine": "decoder"}
     pool_of, offset = best_arrays

@@ -7,9 +7,16 @@ engine, and the heuristic answer when there is no time for more.
 
 Default list (:func:`default_planners`): cpplan's own greedy planners first (``best-fit``,
 ``first-fit``), then every registered replica of a production allocator that is cheap, i.e.
-not a search (``usmp-hill-climb`` is left out: it is a time-budgeted search, like cpplan's
-``local-search``) and only while the problem is small enough for their simple indexes
-(:data:`REPLICAS_UP_TO` blocks; past that they take tens of seconds each).
+not a search (``usmp-hill-climb`` is left out: it is a time-budgeted search), and last
+cpplan's ``local-search`` with the time left; the replicas and the local search only while the
+problem is small enough (:data:`REPLICAS_UP_TO` blocks; past that the replicas' simple indexes
+take tens of seconds each and the local search's moves re-place tens of thousands of blocks).
+
+Time: ``time_limit`` (default :data:`TIME_LIMIT` seconds) bounds the whole call on small
+problems: the greedy planners run first (a fraction of a second on a few hundred blocks) and
+the local search gets what is left. With ``deterministic=True`` the clock is ignored and the
+local search gets ``time_limit x`` :data:`SEARCH_SHARE` worth of block placements
+(:data:`cpplan.planners.local_search.PLACEMENTS_PER_SECOND` per second).
 """
 
 from __future__ import annotations
@@ -23,11 +30,15 @@ from ..plan import Plan
 from ..problem import Problem
 from .registry import info, names, register
 
-__all__ = ["portfolio", "default_planners", "OWN_FAST", "SEARCHES", "REPLICAS_UP_TO"]
+__all__ = ["portfolio", "default_planners", "OWN_FAST", "SEARCHES", "REPLICAS_UP_TO",
+           "TIME_LIMIT", "SEARCH_SHARE"]
 
 OWN_FAST = ("best-fit", "first-fit")
 SEARCHES = frozenset({"usmp-hill-climb", "local-search", "portfolio"})
+TIMED = frozenset({"local-search"})  # gets the time left, seed and deterministic
 REPLICAS_UP_TO = 5000  # blocks
+TIME_LIMIT = 5.0  # seconds, default for the whole portfolio
+SEARCH_SHARE = 0.9  # of time_limit, for the local search in deterministic mode
 
 
 def default_planners(problem: Problem) -> list[str]:
@@ -35,24 +46,29 @@ def default_planners(problem: Problem) -> list[str]:
     out = list(OWN_FAST)
     if len(make_blocks(problem)) <= REPLICAS_UP_TO:
         out += [n for n in names("replica") if n not in SEARCHES]
+        out.append("local-search")
     return out
 
 
 @register("portfolio", family="own")
 def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
-              time_limit: float | None = None, deterministic: bool = False,
-              options: dict[str, dict] | None = None, **ignored: object) -> Plan:
+              time_limit: float | None = TIME_LIMIT, deterministic: bool = False,
+              seed: int = 0, options: dict[str, dict] | None = None,
+              **ignored: object) -> Plan:
     """Run several planners and keep the best checked plan (ties: the one listed first).
 
     ``planners``: names to run, in order (default :func:`default_planners`). ``time_limit``:
-    seconds after which no further planner is started (the one running is not interrupted;
-    ignored when ``deterministic``). ``options``: per-planner options, ``{name: {...}}``.
+    seconds (default :data:`TIME_LIMIT`; None: no limit) after which no further planner is
+    started (a greedy planner running is not interrupted); ``local-search`` gets the time
+    left, with ``seed`` and ``deterministic`` (then ``time_limit x SEARCH_SHARE``: see the
+    module docstring). ``options``: per-planner
+    options, ``{name: {...}}``, which take precedence.
     Planners that raise :class:`CapacityError` or another :class:`CpplanError` are recorded
     and skipped; if none gives a plan the first error is raised again. ``plan.stats`` holds
     ``winner`` and, per planner, its objective, ``"skipped"`` or the error.
     """
     started = time.perf_counter()
-    unknown = set(ignored) - {"seed", "workers", "progress"}
+    unknown = set(ignored) - {"workers", "progress"}
     if unknown:
         raise CpplanError(f"portfolio: unknown option(s) {', '.join(sorted(unknown))}")
     todo = list(planners) if planners is not None else default_planners(problem)
@@ -73,8 +89,16 @@ def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
             results[name] = "skipped"
             continue
         t0 = time.perf_counter()
+        kwargs = dict(options.get(name, {}))
+        if name in TIMED:
+            if time_limit is not None:
+                share = (time_limit * SEARCH_SHARE if deterministic
+                         else time_limit - (t0 - started))
+                kwargs.setdefault("time_limit", max(share, 0.0))
+            kwargs.setdefault("seed", seed)
+            kwargs.setdefault("deterministic", deterministic)
         try:
-            plan = info(name).function(problem, **options.get(name, {}))
+            plan = info(name).function(problem, **kwargs)
         except CapacityError as e:
             results[name] = f"capacity: {e}"
             first_error = first_error or e
