@@ -31,12 +31,13 @@ query is proportional to what the block overlaps, in numpy.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..blocks import Blocks
 from ..errors import CapacityError
-from .placer import PieceIndex
+from .placer import PieceIndex, Placer
 
 INF = np.iinfo(np.int64).max // 4
 EMPTY = np.zeros(0, np.int64)
@@ -59,8 +60,6 @@ def prepare(problem, alignment: int = 1) -> tuple[Blocks, int]:
     (a fixed offset off the alignment) the original one is used with a coarser alignment.
     Pair with :func:`finish`.
     """
-    from dataclasses import replace
-
     from ..blocks import make_blocks
     from ..errors import ProblemError
 
@@ -110,9 +109,17 @@ class Arena:
 
     ``top[i]`` is the (padded) scaled size a block occupies; ``extra`` the scaled default
     alignment of the original. ``pool_of[i] == -1`` while block ``i`` is not placed.
+
+    With ``merged`` the obstacles of a block come from a :class:`cpplan.planners.placer.Placer`
+    over the padded blocks: the bytes taken around it as merged runs (far fewer than the placed
+    pieces on large problems), without the alignment of each (``obstacles`` gives ``None`` for
+    it). Every gap scan here depends only on the union of the obstacles, so the offsets are the
+    same either way; planners that round each obstacle's end to its own alignment (TVM USMP)
+    keep the plain index.
     """
 
-    def __init__(self, blocks: Blocks, *, top: np.ndarray | None = None, extra: int = 1) -> None:
+    def __init__(self, blocks: Blocks, *, top: np.ndarray | None = None, extra: int = 1,
+                 merged: bool = False) -> None:
         self.blocks = blocks
         n = len(blocks)
         self.top = blocks.size.copy() if top is None else np.asarray(top, np.int64)
@@ -124,6 +131,12 @@ class Arena:
         phi = np.where(blocks.piece_hi >= blocks.size[pb], self.top[pb], blocks.piece_hi)
         self.piece_hi = phi
         self._index = PieceIndex(blocks, phi)
+        # merged: obstacles come from a Placer over the padded blocks, as merged runs of bytes.
+        self._placer = None
+        if merged:
+            padded = replace(blocks, size=self.top, piece_hi=phi,
+                             alignment=np.lcm(blocks.alignment, self.extra))
+            self._placer = Placer(padded)
         self._piece_block = pb
         # Placement state per piece (read through the index's answers).
         npieces = len(ps)
@@ -160,6 +173,8 @@ class Arena:
         alignment of the block each belongs to. Unsorted."""
         a, b = self._pptr[i], self._pptr[i + 1]
         S = self._top[i]
+        if self._placer is not None:
+            return self._merged_obstacles(i, pool)
         if b - a == 1:
             hi, lo = self._phi[a], self._plo[a]
             if hi <= lo:
@@ -183,6 +198,23 @@ class Arena:
         if len(los) == 1:
             return los[0], his[0], als[0]
         return np.concatenate(los), np.concatenate(his), np.concatenate(als)
+
+    def _merged_obstacles(self, i: int, pool: int) -> tuple[np.ndarray, np.ndarray, None]:
+        a, b = self._pptr[i], self._pptr[i + 1]
+        S = self._top[i]
+        los, his = [], []
+        for q in range(a, b):
+            hi, lo = self._phi[q], self._plo[q]
+            if hi <= lo:
+                continue
+            olo, ohi = self._placer.occupied(pool, self._ps[q], self._pe[q])
+            los.append(np.asarray(olo, np.int64) - (hi - S))
+            his.append(np.asarray(ohi, np.int64) - lo)
+        if not los:
+            return EMPTY, EMPTY, None
+        if len(los) == 1:
+            return los[0], his[0], None
+        return np.concatenate(los), np.concatenate(his), None
 
     def overlapping_blocks(self, i: int) -> np.ndarray:
         """Blocks (placed or not, any pool) with a piece sharing a moment with block ``i``."""
@@ -210,6 +242,8 @@ class Arena:
         self._piece_alo[a:b] = off + self.blocks.piece_lo[a:b]
         self._piece_ahi[a:b] = off + self.piece_hi[a:b]
         self._piece_align[a:b] = self.align(i, pool)
+        if self._placer is not None:
+            self._placer.put(i, pool, off)
         h = off + self._top[i]
         if h > self.height[pool]:
             self.height[pool] = h
@@ -218,6 +252,8 @@ class Arena:
         """Take blocks out again (heights are recomputed from what stays)."""
         which = np.asarray(which, np.int64)
         self.pool_of[which] = -1
+        if self._placer is not None:
+            self._placer.unplace(which)
         mask = np.zeros(len(self.pool_of), bool)
         mask[which] = True
         self._piece_pool[mask[self._piece_block]] = -1
@@ -365,17 +401,20 @@ def rand_r(state: int) -> tuple[int, int]:
     return result, nxt
 
 
-def offset_plan(problem, name: str, *, order, choose, alignment: int = 1, round_to: int = 1):
+def offset_plan(problem, name: str, *, order, choose, alignment: int = 1, round_to: int = 1,
+                merged: bool = True):
     """The common shape of an offset replica: blocks, fixed and empty ones first, then
     ``order(blocks, arena, todo)`` placed one by one with ``choose(arena, i, pool)``.
 
-    ``alignment`` (bytes) joins every block's alignment; ``round_to`` (bytes) pads sizes.
+    ``alignment`` (bytes) joins every block's alignment; ``round_to`` (bytes) pads sizes;
+    ``merged`` picks the arena's obstacle source (the same offsets either way, see
+    :class:`Arena`; only the speed differs).
     """
     import time
 
     started = time.perf_counter()
     blocks, extra = prepare(problem, alignment)
-    arena = Arena(blocks, top=padded_sizes(blocks, round_to), extra=extra)
+    arena = Arena(blocks, top=padded_sizes(blocks, round_to), extra=extra, merged=merged)
     todo = arena.place_fixed_and_empty(name)
     arena.place_in_order(order(blocks, arena, todo), choose, name)
     return finish(blocks, problem, arena.pool_of, arena.offset, planner=name, started=started)

@@ -57,7 +57,7 @@ def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
     alloc_order = np.lexsort((np.arange(len(blocks)), blocks.start))
     best = None
     for strategy in STRATEGIES:
-        arena = Arena(blocks, top=top, extra=extra)
+        arena = Arena(blocks, top=top, extra=extra, merged=True)
         todo = arena.place_fixed_and_empty(NAME)
         order = _order(blocks, top, todo, alloc_order, strategy)
         arena.place_in_order(order, _choose, NAME)

@@ -157,6 +157,12 @@ class Placer:
         else:
             self._stale = True  # the occupancy tree only grows: rebuild it on next use
 
+    def put(self, i: int, pool: int, offset: int) -> None:
+        """Record block ``i`` at ``offset`` in ``pool``, unchecked: for callers that choose
+        offsets by their own rule and keep the placer as their index of placed blocks (the
+        replica planners' arena, :mod:`cpplan.planners._greedy`)."""
+        self._commit(i, pool, offset)
+
     def _commit(self, i: int, pool: int, off: int) -> None:
         self.pool_of[i] = pool
         self.offset[i] = off

@@ -51,7 +51,9 @@ def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
         rest = rest[np.lexsort((rest, blocks.start[rest], -blocks.size[rest]))]
         return np.concatenate([first, rest])
 
-    return offset_plan(problem, NAME, order=order, choose=_choose, alignment=align_b)
+    # The plain index: on idealloc Y_1 this order leaves too many runs for merging to pay.
+    return offset_plan(problem, NAME, order=order, choose=_choose, alignment=align_b,
+                       merged=False)
 
 
 def _choose(arena, i: int, pool: int) -> int:
