@@ -12,7 +12,7 @@ blocks whose placement can change:
 1. Starts: every order of :data:`cpplan.planners.fit.ORDERS` with best-fit and with first-fit
    (or only ``mode``); the best start of each mode becomes a *chain*.
 2. The chains take turns of :data:`SLICE` block placements: the chain with the best score gets
-   two turns in three, the chains in turn the third. A move on a chain:
+   every other turn, the chains in turn the others. A move on a chain:
 
    * *swap* (75 %): pick a *high* block (one whose top lies above its pool's max-load), one of
      its conflicts ``c1`` placed before it, and a block ``c2`` placed before ``c1`` that
@@ -64,7 +64,7 @@ __all__ = ["local_search", "PLACEMENTS_PER_SECOND", "SLICE"]
 
 PLACEMENTS_PER_SECOND = 20_000  # nominal speed that turns time_limit into max_placements
 SLICE = 5_000  # block placements a chain runs before the next chain's turn
-LEAD_EVERY = 3  # every LEAD_EVERY-th turn goes round the chains; the others to the leader
+LEAD_EVERY = 2  # every LEAD_EVERY-th turn goes round the chains; the others to the leader
 PROMOTE = 0.2  # share of promote moves
 SHIFT = 0.05  # share of random shifts (the rest are swaps)
 

@@ -12,6 +12,7 @@ from cpplan.plan import check
 from cpplan.planners import get
 from cpplan.planners.portfolio import default_planners
 from cpplan.problem import Buffer, Pool, Problem
+from tests.planners.test_local_search import tiling
 from tests.strategies import problems
 
 OWN = ["best-fit", "first-fit", "naive"]
@@ -36,10 +37,20 @@ def test_stops_at_the_lower_bound():
     assert plan.status == "optimal" and plan.stats["results"]["naive"] == "skipped"
 
 
-def test_default_list_starts_with_the_own_planners():
+def test_default_list_starts_with_the_own_planners_and_ends_with_the_search():
     todo = default_planners(example())
     assert todo[:2] == ["best-fit", "first-fit"]
-    assert "local-search" not in todo and "portfolio" not in todo
+    assert todo[-1] == "local-search"
+    assert "portfolio" not in todo and "usmp-hill-climb" not in todo
+
+
+def test_the_local_search_gets_the_time_left_and_improves_on_the_greedy_planners():
+    p = tiling()
+    plan = get("portfolio")(p, time_limit=1.0, deterministic=True)
+    assert plan.stats["winner"] == "local-search"
+    assert plan.objective == plan.lower_bound == 16 < plan.stats["results"]["best-fit"]
+    again = get("portfolio")(p, time_limit=1.0, deterministic=True)
+    assert again.placements == plan.placements
 
 
 def test_errors_are_clear():
