@@ -133,7 +133,6 @@ class _Search:
             cand = cand[(end[cand] > start[i]) & (cand != i)]
             nbr[i] = np.sort(cand)
         self.nbr = nbr
-        self.hatless_static = np.array([len(x) == 0 for x in nbr])
         # Sections: the blocks live just before each distinct end time (MiniMalloc's sweep).
         ends = np.unique(end)
         sec_sets = []
@@ -160,8 +159,7 @@ class _Search:
         self.sol = np.zeros(n, np.int64)
         self.total_nodes = 0
         self.heuristic = ""
-        self.keys = {"W": width, "A": self.area, "Z": size}
-        self._nbr_placed_buf = None
+        self.keys = {"W": width, "A": self.area, "Z": size}  # T: from the sections, live
 
     # -- state --------------------------------------------------------------------------------
 
@@ -188,7 +186,7 @@ class _Search:
             node_budget: int | None, heuristics: tuple[str, ...]) -> tuple[str, str]:
         self.control, self.cancel = control, cancel
         self.deadline, self.node_budget = deadline, node_budget
-        limit = 2 * self.n
+        limit = self.n  # doubled before the first round, as in MiniMalloc
         lim = sys.getrecursionlimit()
         if lim < 4 * self.n + 1000:
             sys.setrecursionlimit(4 * self.n + 1000)
