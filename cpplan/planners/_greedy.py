@@ -353,6 +353,38 @@ def best_fit(lo: np.ndarray, hi: np.ndarray, S: int, A: int) -> tuple[int, int]:
     return int(align_up(top, A)), -1
 
 
+def choose_first_fit(arena: Arena, i: int, pool: int) -> int:
+    """The ``choose`` of the lowest-first-fit replicas (TFLM, Glow): :func:`first_fit` over
+    the block's obstacles."""
+    lo, hi, _ = arena.obstacles(i, pool)
+    return first_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))
+
+
+def choose_best_fit(arena: Arena, i: int, pool: int) -> int:
+    """The ``choose`` of the plain best-fit replicas (XLA, TFLite GPU greedy by size):
+    :func:`best_fit` over the block's obstacles."""
+    lo, hi, _ = arena.obstacles(i, pool)
+    return best_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))[0]
+
+
+def replay(blocks: Blocks, group: np.ndarray):
+    """The blocks of ``group`` in schedule order (start, then index), each with the blocks of
+    the group that ended by its start since the previous one (by end, then index): the loop of
+    the online shared-object replicas, which free before they allocate at a step."""
+    recs = group[np.lexsort((group, blocks.start[group]))]
+    ends = group[np.lexsort((group, blocks.end[group]))]
+    end_at = blocks.end[ends].tolist()
+    ends = ends.tolist()
+    e = 0
+    for i in recs.tolist():
+        start = int(blocks.start[i])
+        k = e
+        while k < len(ends) and end_at[k] <= start:
+            k += 1
+        yield i, ends[e:k]
+        e = k
+
+
 # -- shared objects -----------------------------------------------------------------------------
 def object_groups(blocks: Blocks, todo: np.ndarray) -> list[np.ndarray]:
     """Blocks to share objects among, grouped by candidate pools (an object never mixes pool

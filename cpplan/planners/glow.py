@@ -14,7 +14,7 @@ import numpy as np
 
 from ..plan import Plan
 from ..problem import Problem
-from ._greedy import Arena, check_alignment, finish, first_fit, padded_sizes, prepare
+from ._greedy import Arena, check_alignment, choose_first_fit, finish, padded_sizes, prepare
 from .registry import register
 
 NAME = "glow-best-of-3"
@@ -60,7 +60,7 @@ def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
         arena = Arena(blocks, top=top, extra=extra, merged=True)
         todo = arena.place_fixed_and_empty(NAME)
         order = _order(blocks, top, todo, alloc_order, strategy)
-        arena.place_in_order(order, _choose, NAME)
+        arena.place_in_order(order, choose_first_fit, NAME)
         used = int(arena.height.sum())
         if best is None or used < best[0]:
             best = (used, arena.pool_of.copy(), arena.offset.copy(), strategy)
@@ -69,11 +69,6 @@ def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
     _, pool_of, offset, strategy = best
     return finish(blocks, problem, pool_of, offset, planner=NAME, started=started,
                   stats={"strategy": strategy})
-
-
-def _choose(arena, i: int, pool: int) -> int:
-    lo, hi, _ = arena.obstacles(i, pool)
-    return first_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))
 
 
 def _order(blocks, top, todo, alloc_order, strategy) -> np.ndarray:

@@ -7,11 +7,9 @@ Reproduces PaddlePaddle/Paddle,
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..plan import Plan
 from ..problem import Problem
-from ._greedy import check_alignment, objects_plan
+from ._greedy import check_alignment, objects_plan, replay
 from .registry import register
 
 NAME = "paddle-reuse"
@@ -44,20 +42,15 @@ def plan(problem: Problem, *, level: int = 0, alignment: int = 1, **options: obj
         raise ValueError(f"level must be 0 or 1, got {level!r}")
 
     def assign(blocks, group):
-        recs = group[np.lexsort((group, blocks.start[group]))]
-        ends = group[np.lexsort((group, blocks.end[group]))]
         objects: list[list[int]] = []
         osize: list[int] = []
         var_of: dict[int, int] = {}
         pool: list[int] = []  # FIFO of dead variables (object ids)
-        e = 0
-        for i in recs.tolist():
-            start = int(blocks.start[i])
-            while e < len(ends) and blocks.end[ends[e]] <= start:
-                v = var_of[int(ends[e])]
+        for i, ended in replay(blocks, group):
+            for j in ended:
+                v = var_of[j]
                 if v not in pool:
                     pool.append(v)
-                e += 1
             s = int(blocks.size[i])
             v = -1
             for k, cand in enumerate(pool):

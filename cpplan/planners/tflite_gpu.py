@@ -25,7 +25,7 @@ import numpy as np
 
 from ..plan import Plan
 from ..problem import Problem
-from ._greedy import INF, best_fit, check_alignment, objects_plan, offset_plan
+from ._greedy import INF, check_alignment, choose_best_fit, objects_plan, offset_plan
 from .registry import register
 
 _REPRO = "tensorflow/tensorflow, tensorflow/lite/delegates/gpu/common/memory_management/"
@@ -49,11 +49,7 @@ def greedy_by_size(problem: Problem, *, alignment: int = 1, **options: object) -
     def order(blocks, arena, todo):
         return todo[np.argsort(-blocks.size[todo], kind="stable")]
 
-    def choose(arena, i, pool):
-        lo, hi, _ = arena.obstacles(i, pool)
-        return best_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))[0]
-
-    return offset_plan(problem, "tflite-gpu-greedy-by-size", order=order, choose=choose,
+    return offset_plan(problem, "tflite-gpu-greedy-by-size", order=order, choose=choose_best_fit,
                        alignment=align_b)
 
 

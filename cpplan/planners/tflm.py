@@ -12,7 +12,7 @@ import numpy as np
 
 from ..plan import Plan
 from ..problem import Problem
-from ._greedy import check_alignment, first_fit, offset_plan
+from ._greedy import check_alignment, choose_first_fit, offset_plan
 from .registry import register
 
 NAME = "tflm-greedy"
@@ -44,10 +44,6 @@ def plan(problem: Problem, *, alignment: int = 16, **options: object) -> Plan:
         rev = todo[::-1]
         return rev[np.argsort(-arena.top[rev], kind="stable")]
 
-    return offset_plan(problem, NAME, order=order, choose=_choose, alignment=align_b,
+    return offset_plan(problem, NAME, order=order, choose=choose_first_fit, alignment=align_b,
                        round_to=align_b)
 
-
-def _choose(arena, i: int, pool: int) -> int:
-    lo, hi, _ = arena.obstacles(i, pool)
-    return first_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))

@@ -10,11 +10,9 @@ from __future__ import annotations
 import bisect
 from itertools import count
 
-import numpy as np
-
 from ..plan import Plan
 from ..problem import Problem
-from ._greedy import check_alignment, objects_plan
+from ._greedy import check_alignment, objects_plan, replay
 from .registry import register
 
 NAME = "tvm-graph-plan-memory"
@@ -50,21 +48,15 @@ def plan(problem: Problem, *, alignment: int = 1, match_range: int = 16,
         raise ValueError(f"match_range must be a non-negative integer, got {match_range!r}")
 
     def assign(blocks, group):
-        recs = group[np.lexsort((group, blocks.start[group]))]
-        ends = group[np.lexsort((group, blocks.end[group]))]
         g = blocks.scale
         objects: list[list[int]] = []
         tsize: list[int] = []
         free: list[tuple[int, int, int]] = []  # (size in bytes, release seq, token)
         seq = count()
-        e = 0
-        for i in recs.tolist():
-            start = int(blocks.start[i])
-            while e < len(ends) and blocks.end[ends[e]] <= start:
-                j = int(ends[e])
+        for i, ended in replay(blocks, group):
+            for j in ended:
                 tok = token_of[j]
                 bisect.insort(free, (tsize[tok], next(seq), tok))
-                e += 1
             size = int(blocks.size[i]) * g
             tok = -1
             if match_range and free:

@@ -138,29 +138,31 @@ def _obstacles(arena: Arena, i: int, pool: int, explicit):
     return lo, hi, al
 
 
-def _size_order(blocks, todo, cnt) -> list[int]:
+def _order(blocks, todo, cnt, by_conflicts: bool = False) -> list[int]:
+    """greedy_by_size's order (size, conflicts, name; all descending) or greedy_by_conflicts'
+    (conflicts, size, name)."""
     names = [blocks.problem.buffers[int(r)].id for r in blocks.root]
     size = blocks.size.tolist()
     c = cnt.tolist()
-    return sorted(todo.tolist(), key=lambda i: (size[i], c[i], names[i]), reverse=True)
+    first, second = (c, size) if by_conflicts else (size, c)
+    return sorted(todo.tolist(), key=lambda i: (first[i], second[i], names[i]), reverse=True)
 
 
-def _conflicts_order(blocks, todo, cnt) -> list[int]:
-    names = [blocks.problem.buffers[int(r)].id for r in blocks.root]
-    size = blocks.size.tolist()
-    c = cnt.tolist()
-    return sorted(todo.tolist(), key=lambda i: (c[i], size[i], names[i]), reverse=True)
+def _start(problem: Problem, name: str, alignment: int, conflicts):
+    """What every USMP algorithm starts from: the blocks and their arena with the fixed and
+    empty blocks placed, the explicit conflict lists (or None), the blocks still to place and
+    the conflict counts."""
+    blocks, extra = prepare(problem, check_alignment(alignment))
+    arena = Arena(blocks, extra=extra)
+    explicit = _conflict_lists(problem, blocks, conflicts)
+    todo = arena.place_fixed_and_empty(name)
+    return blocks, arena, explicit, todo, _counts(blocks, arena, explicit)
 
 
 def _greedy(problem: Problem, name: str, alignment: int, conflicts, by_conflicts: bool) -> Plan:
     started = time.perf_counter()
-    align_b = check_alignment(alignment)
-    blocks, extra = prepare(problem, align_b)
-    arena = Arena(blocks, extra=extra)
-    explicit = _conflict_lists(problem, blocks, conflicts)
-    todo = arena.place_fixed_and_empty(name)
-    cnt = _counts(blocks, arena, explicit)
-    order = (_conflicts_order if by_conflicts else _size_order)(blocks, todo, cnt)
+    blocks, arena, explicit, todo, cnt = _start(problem, name, alignment, conflicts)
+    order = _order(blocks, todo, cnt, by_conflicts)
 
     def choose(arena, i, pool):
         lo, hi, al = _obstacles(arena, i, pool, explicit)
@@ -205,13 +207,8 @@ def hill_climb(problem: Problem, *, alignment: int = 1,
     """TVM USMP hill_climb: random swaps of conflicting buffers around a first-fit greedy."""
     name = "usmp-hill-climb"
     started = time.perf_counter()
-    align_b = check_alignment(alignment)
-    blocks, extra = prepare(problem, align_b)
-    arena = Arena(blocks, extra=extra)
-    explicit = _conflict_lists(problem, blocks, conflicts)
-    todo = arena.place_fixed_and_empty(name)
-    cnt = _counts(blocks, arena, explicit)
-    order = _size_order(blocks, todo, cnt)
+    blocks, arena, explicit, todo, cnt = _start(problem, name, alignment, conflicts)
+    order = _order(blocks, todo, cnt)
     m = len(order)
     pos = np.full(len(blocks), -1, np.int64)
     pos[order] = np.arange(m)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..plan import Plan
 from ..problem import Problem
-from ._greedy import best_fit, check_alignment, offset_plan
+from ._greedy import check_alignment, choose_best_fit, offset_plan
 from .registry import register
 
 _DOC = """
@@ -35,11 +35,6 @@ _DOC = """
     """
 
 
-def _choose(arena, i: int, pool: int) -> int:
-    lo, hi, _ = arena.obstacles(i, pool)
-    return best_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))[0]
-
-
 def _run(problem: Problem, name: str, alignment: int, temporal: bool) -> Plan:
     align_b = check_alignment(alignment)
 
@@ -49,7 +44,7 @@ def _run(problem: Problem, name: str, alignment: int, temporal: bool) -> Plan:
         keys = (todo, -size, -dur) if temporal else (todo, -dur, -size)
         return todo[np.lexsort(keys)]
 
-    return offset_plan(problem, name, order=order, choose=_choose, alignment=align_b)
+    return offset_plan(problem, name, order=order, choose=choose_best_fit, alignment=align_b)
 
 
 @register("xla-best-fit-spatial", family="replica", reproduces="openxla/xla, xla/service/"

@@ -211,3 +211,79 @@ def test_aliases_move_with_their_block(name):
     plan = get(name)(problem, alignment=1)
     assert plan.placements["view"].offset == plan.placements["big"].offset + 16
     assert check(problem, plan) == []
+
+
+# -- the fast paths give what the plain definitions give ----------------------------------------
+@pytest.mark.parametrize("choose", ["first", "best", "tflite"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_buffers=12), alignment=st.sampled_from([1, 2, 8]),
+       seed=st.integers(0, 2**16))
+def test_merged_obstacles_place_like_the_plain_index(choose, problem, alignment, seed):
+    """The arena fed by the placer's merged occupancy runs (its tree index forced even on small
+    problems) places every block where the plain per-piece index does."""
+    import numpy as np
+
+    from cpplan.planners import _greedy, placer
+    from cpplan.planners.tflite import _choose as tflite_choose
+
+    fn = {"first": _greedy.choose_first_fit, "best": _greedy.choose_best_fit,
+          "tflite": tflite_choose}[choose]
+    blocks, extra = _greedy.prepare(problem, alignment)
+    top = _greedy.padded_sizes(blocks, alignment)
+    order = np.random.default_rng(seed).permutation(len(blocks))
+    got = []
+    saved = placer.TREE_FROM
+    placer.TREE_FROM = -1
+    try:
+        for merged in (False, True):
+            arena = _greedy.Arena(blocks, top=top, extra=extra, merged=merged)
+            try:
+                arena.place_fixed_and_empty("test")
+                arena.place_in_order(order, fn, "test")
+            except CapacityError as err:
+                got.append(str(err))
+                continue
+            got.append((arena.pool_of.tolist(), arena.offset.tolist()))
+    finally:
+        placer.TREE_FROM = saved
+    assert got[0] == got[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(spans=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 5)), min_size=1, max_size=40),
+       picks=st.lists(st.integers(0, 10**6), max_size=40))
+def test_gpu_nearest_objects_match_the_brute_force_definition(spans, picks):
+    """TFLite GPU greedy-by-size's nearest-object queries (trees, and sparse tables for large
+    batches) against the definition: the smallest distance to an object none of whose records
+    intersects the record, the lowest object on ties."""
+    import numpy as np
+
+    from cpplan.planners.tflite_gpu import INF, _Gaps
+
+    first = np.asarray([f for f, _ in spans], np.int64)
+    last = first + np.asarray([d for _, d in spans], np.int64)
+    n = len(spans)
+    gaps = _Gaps(first, last)
+    objects: list[list[int]] = []
+    for r, pick in zip(range(n), picks, strict=False):  # records join objects they fit, or new
+        fits = [o for o, m in enumerate(objects)
+                if all(last[r] < first[q] or first[r] > last[q] for q in m)]
+        o = fits[pick % len(fits)] if fits and pick % 4 else len(objects)
+        if o == len(objects):
+            objects.append([])
+        gaps.add(o, r, new=not objects[o])
+        objects[o].append(r)
+    want_d, want_o = [], []
+    for r in range(n):
+        best, obj = INF, -1
+        for o, m in enumerate(objects):
+            if any(not (last[r] < first[q] or first[r] > last[q]) for q in m):
+                continue
+            d = min(first[q] - last[r] if last[r] < first[q] else first[r] - last[q] for q in m)
+            if d < best:
+                best, obj = d, o
+        want_d.append(best)
+        want_o.append(obj)
+    for got in (gaps.nearest(first, last), gaps._nearest_batch(first, last)):
+        assert got[0].tolist() == want_d
+        assert got[1].tolist() == want_o
