@@ -40,7 +40,7 @@ __all__ = ["Decoder", "DECODER_UP_TO", "conflict_lists"]
 DECODER_UP_TO = 4000  # blocks; above this the Placer's index is the better engine
 _MAX_ENTRIES = 3_000_000  # conflict entries; above this the lists cost too much memory
 _INF = 1 << 62
-NUMPY_DEGREE = 160  # conflict entries; from here one block's offset is cheaper in numpy
+NUMPY_DEGREE = 100  # conflict entries; from here one block's offset is cheaper in numpy
 
 
 def conflict_lists(blocks: Blocks) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:

@@ -3,6 +3,9 @@ worse than its greedy start, and it stops at the lower bound."""
 
 from __future__ import annotations
 
+import importlib
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,9 +13,12 @@ from cpplan.bounds import objective_lower_bound
 from cpplan.errors import CapacityError
 from cpplan.plan import check
 from cpplan.planners import get
+from cpplan.planners.fit import ORDERS
+from cpplan.planners.placer import MODES
 from cpplan.problem import Buffer, Problem
 from tests.strategies import problems
 
+local_search_module = importlib.import_module("cpplan.planners.local_search")
 FAST = {"max_placements": 300, "deterministic": True}
 
 
@@ -49,3 +55,30 @@ def test_it_improves_on_the_greedy_start_and_stops_at_the_bound():
     assert plan.objective == plan.lower_bound == 16 and plan.status == "optimal"
     # It stopped early: far fewer placements than allowed.
     assert plan.stats["placements"] < 20_000
+
+
+def test_both_modes_start_a_chain_and_the_stats_say_so():
+    plan = get("local-search")(tiling(), seed=1, max_placements=5_000, deterministic=True)
+    assert plan.stats["engine"] == "decoder"
+    assert set(plan.stats["chains"]) <= {f"{m}-fit-{o}" for m in MODES for o in ORDERS}
+    assert {c.split("-")[0] for c in plan.stats["chains"]} == {"best", "first"}
+    assert plan.stats["placements"] <= 5_000 + len(ORDERS) * 2 * 12  # starts are extra
+    only = get("local-search")(tiling(), mode="first", max_placements=300, deterministic=True)
+    assert [c.split("-")[0] for c in only.stats["chains"]] == ["first"]
+
+
+@settings(max_examples=20)
+@given(problems(max_buffers=10), st.integers(0, 3))
+def test_big_problems_use_the_placer_engine_with_the_same_guarantees(problem, seed):
+    # Above DECODER_UP_TO blocks the search re-places suffixes with the Placer; force it here.
+    with patch.object(local_search_module, "DECODER_UP_TO", -1):
+        try:
+            plan = get("local-search")(problem, seed=seed, **FAST)
+        except CapacityError as e:
+            assert "buffer" in str(e)
+            return
+        again = get("local-search")(problem, seed=seed, **FAST)
+    assert plan.stats["engine"] == "placer"
+    assert check(problem, plan) == []
+    assert plan.objective <= plan.stats["start_objective"]
+    assert again.placements == plan.placements
