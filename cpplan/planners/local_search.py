@@ -26,9 +26,10 @@ blocks whose placement can change:
    blocks of how far their top sticks out above their pool's max-load: plateau moves that
    push blocks down are taken, which is what lets the height drop later. Moves that make a
    block overflow a capacity are undone.
-3. Stop at the time limit, after ``max_placements`` block placements, or as soon as the
-   objective reaches the lower bound (:func:`cpplan.bounds.objective_lower_bound`); the plan is
-   then reported ``optimal``.
+3. Stop at the time limit, after ``max_placements`` block placements, when every chain has
+   gone :data:`STALE_PER_BLOCK` moves per block (at least :data:`STALE_MIN`) without a better
+   score (small problems then end early), or as soon as the objective reaches the lower bound
+   (:func:`cpplan.bounds.objective_lower_bound`); the plan is then reported ``optimal``.
 
 Above that size the search uses :class:`~cpplan.planners.placer.Placer` and re-places the
 whole suffix of the order after each move (promote, swap with a conflict of a top block, random
@@ -64,6 +65,7 @@ __all__ = ["local_search", "PLACEMENTS_PER_SECOND", "SLICE"]
 
 PLACEMENTS_PER_SECOND = 20_000  # nominal speed that turns time_limit into max_placements
 SLICE = 5_000  # block placements a chain runs before the next chain's turn
+STALE_MIN, STALE_PER_BLOCK = 500, 50  # moves without progress after which a chain stops
 LEAD_EVERY = 2  # every LEAD_EVERY-th turn goes round the chains; the others to the leader
 PROMOTE = 0.2  # share of promote moves
 SHIFT = 0.05  # share of random shifts (the rest are swaps)
@@ -108,6 +110,7 @@ class _Chain:
         self.start = start
         self.moves = 0
         self.kept = 0
+        self.stale = 0  # moves since the score last got strictly better
 
 
 def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float | None,
@@ -167,24 +170,29 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
     rng = random.Random(seed)
     done = placements - sum(c.d.placements for c in chains)  # work of the discarded starts
     turn = 0
+    stale_limit = max(STALE_MIN, STALE_PER_BLOCK * n)
     while best_key[0] > lower and n > 1:
-        # The leading chain gets two turns in three; the others share the third.
-        if turn % LEAD_EVERY or len(chains) == 1:
-            c = min(chains, key=lambda x: x.key)
+        live = [x for x in chains if x.stale < stale_limit]
+        if not live:
+            break  # every chain is stuck: on small problems the time would be wasted
+        # The leading chain gets every other turn; the others go round.
+        if turn % LEAD_EVERY or len(live) == 1:
+            c = min(live, key=lambda x: x.key)
         else:
-            c = chains[(turn // LEAD_EVERY) % len(chains)]
+            c = live[(turn // LEAD_EVERY) % len(live)]
         turn += 1
         d = c.d
         if len(d.order) < 2:
             break
         stop = c.d.placements + SLICE
-        while c.d.placements < stop:
+        while c.d.placements < stop and c.stale < stale_limit:
             placements = done + sum(x.d.placements for x in chains)
             if placements >= budget or (deadline is not None and time.perf_counter() > deadline):
                 break
             d.limit = c.key[0] // scale
             _move(rng, d, adj, size, floor, cost)
             c.moves += 1
+            c.stale += 1
             if d.aborted or d.unfit:
                 d.undo()
                 continue
@@ -192,6 +200,8 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
             if key > c.key:
                 d.undo()
                 continue
+            if key < c.key:
+                c.stale = 0
             c.key = key
             c.kept += 1
             if key < best_key:
