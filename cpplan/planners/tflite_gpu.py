@@ -183,13 +183,18 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
         members = np.nonzero(position == pos)[0]
         bd, bo = rows(members)
         left = np.ones(len(members), bool)
+        # Highest priority: smallest best_dist, then larger size, then lower index: one key
+        # (np.argmin takes the first of equal keys).
+        sizes = size[members]
+        rank = np.unique(sizes, return_inverse=True)[1].reshape(-1)
+        rank = rank.max() - rank + 1 if len(rank) else rank  # larger size, smaller rank
+
+        width = len(members) + 1
+        key = _priority(bd, rank, width)
+        done = np.iinfo(np.int64).max
         for _ in range(len(members)):
-            # Highest priority: smallest best_dist, then larger size, then lower index.
-            cand = np.nonzero(left)[0]
-            key_d = bd[cand]
-            m = cand[key_d == key_d.min()]
-            m = m[size[members[m]] == size[members[m]].max()]
-            t = int(m[0])
+            t = int(np.argmin(key))
+            key[t] = done
             r = int(members[t])
             left[t] = False
             if bd[t] >= INF:
@@ -219,18 +224,24 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
                 if lost.any():
                     nb, no = rows(rr[lost])
                     bd[w[lost]], bo[w[lost]] = nb, no
+                    key[w[lost]] = _priority(nb, rank[w[lost]], width)
                 better = ~inter & (d < bd[w])
                 if better.any():
                     # An object some record of which already intersects stays forbidden.
-                    mine = np.asarray(obj_recs[o][:-1], np.int64)  # all but r
-                    if len(mine):
-                        rb = rr[better]
-                        hit = ~((last[rb][:, None] < first[mine][None, :])
-                                | (first[rb][:, None] > last[mine][None, :]))
-                        better[np.nonzero(better)[0][hit.any(axis=1)]] = False
+                    # (These records miss r, so asking the object's gaps, r included, is
+                    # the same as asking its other records.)
+                    idx = np.nonzero(better)[0]
+                    better[idx] = [gaps.fits(o, q) for q in rr[idx].tolist()]
             bd[w[better]] = d[better]
             bo[w[better]] = o
+            key[w[better]] = _priority(d[better], rank[w[better]], width)
     return objects
+
+
+def _priority(dist: np.ndarray, rank: np.ndarray, width: int) -> np.ndarray:
+    """One sortable key for (distance, size rank): distances are schedule steps (< 2**40) or
+    ``INF``, ranks below ``width``."""
+    return np.minimum(dist, 1 << 41) * width + rank
 
 
 class _Gaps:
@@ -284,12 +295,20 @@ class _Gaps:
                 nxt = recs[k]
             firsts.insert(k, f)
             recs.insert(k, r)
-        self.ends.set(self.slot_l[r], self.first[nxt] if nxt >= 0 else self.FAR)
-        self.starts.set(self.slot_r[r], self.last[prev] if prev >= 0 else -self.FAR)
+        self.ends.set(self.slot_l[r], self.first[nxt] if nxt >= 0 else self.FAR, o)
+        self.starts.set(self.slot_r[r], self.last[prev] if prev >= 0 else -self.FAR, o)
         if prev >= 0:
-            self.ends.set(self.slot_l[prev], f)
+            self.ends.set(self.slot_l[prev], f, o)
         if nxt >= 0:
-            self.starts.set(self.slot_r[nxt], la)
+            self.starts.set(self.slot_r[nxt], la, o)
+
+    def fits(self, o: int, r: int) -> bool:
+        """Whether record ``r`` intersects no record of object ``o``."""
+        f = self.first[r]
+        firsts, recs = self._firsts[o], self._recs[o]
+        k = bisect.bisect_right(firsts, f)
+        return ((k == 0 or self.last[recs[k - 1]] < f)
+                and (k == len(firsts) or firsts[k] > self.last[r]))
 
     def nearest(self, qf: np.ndarray, ql: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For records ``[qf, ql]``: the smallest distance to an object none of whose records
@@ -299,8 +318,7 @@ class _Gaps:
             return self._nearest_batch(qf, ql)
         bd = np.full(len(qf), INF, np.int64)
         bo = np.full(len(qf), -1, np.int64)
-        obj_of = self.obj_of
-        key_l, key_r, rec_l, rec_r = self.key_l, self.key_r, self.rec_l, self.rec_r
+        key_l, key_r = self.key_l, self.key_r
         for q, (f, la) in enumerate(zip(qf.tolist(), ql.tolist(), strict=True)):
             dl = dr = INF
             ol = orr = -1
@@ -308,22 +326,13 @@ class _Gaps:
             if j >= 0:  # the latest gap start below f among gaps ending above la
                 v = key_l[j]
                 dl = f - v
-                ol = obj_of[rec_l[j]]
-                while True:  # the other gaps starting there that hold the record
-                    j = self.ends.last_above(j, la)
-                    if j < 0 or key_l[j] != v:
-                        break
-                    ol = min(ol, obj_of[rec_l[j]])
+                # the lowest object among the gaps starting there that hold the record
+                ol = self.ends.min_at(bisect.bisect_left(key_l, v), j + 1, la)
             k = self.starts.first_below(bisect.bisect_right(key_r, la), f)
             if k >= 0:  # the earliest gap end above la among gaps starting below f
                 v = key_r[k]
                 dr = v - la
-                orr = obj_of[rec_r[k]]
-                while True:
-                    k = self.starts.first_below(k + 1, f)
-                    if k < 0 or key_r[k] != v:
-                        break
-                    orr = min(orr, obj_of[rec_r[k]])
+                orr = self.starts.min_at(k, bisect.bisect_right(key_r, v), f)
             if dl < dr:
                 bd[q], bo[q] = dl, ol
             elif dr < dl:
@@ -366,8 +375,11 @@ class _Gaps:
 
 
 class _Tree:
-    """A segment tree over ``n`` slots combining with ``op`` (``max`` or ``min``), with the
-    searches :class:`_Gaps` needs."""
+    """A segment tree over ``n`` slots combining values with ``op`` (``max`` or ``min``), with
+    the searches :class:`_Gaps` needs. Each node also keeps, over its *active* slots (set at
+    least once), the opposite combination of values and the smallest key, so that a search
+    for the smallest key among slots beyond a threshold takes a whole node at once when all of
+    its slots are."""
 
     def __init__(self, n: int, empty: int, op) -> None:
         size = 1
@@ -375,18 +387,25 @@ class _Tree:
             size *= 2
         self.size = size
         self.op = op
+        self.other = min if op is max else max
         self.t = [empty] * (2 * size)
+        self.u = [-empty] * (2 * size)  # opposite combination over active slots
+        self.k = [INF] * (2 * size)  # smallest key over active slots
         self.leaf = [empty] * n
 
-    def set(self, i: int, v: int) -> None:
+    def set(self, i: int, v: int, key: int) -> None:
         self.leaf[i] = v
-        t, op = self.t, self.op
-        k = i + self.size
-        t[k] = v
-        k >>= 1
-        while k:
-            t[k] = op(t[2 * k], t[2 * k + 1])
-            k >>= 1
+        t, u, kk, op, other = self.t, self.u, self.k, self.op, self.other
+        n = i + self.size
+        t[n] = u[n] = v
+        kk[n] = key
+        n >>= 1
+        while n:
+            a, b = 2 * n, 2 * n + 1
+            t[n] = op(t[a], t[b])
+            u[n] = other(u[a], u[b])
+            kk[n] = kk[a] if kk[a] < kk[b] else kk[b]
+            n >>= 1
 
     def last_above(self, p: int, x: int) -> int:
         """The largest slot ``j < p`` whose value is above ``x`` (a max tree), or -1."""
@@ -427,6 +446,41 @@ class _Tree:
             if t[node] < x:
                 return self._down(node, x, False)
         return -1
+
+    def min_at(self, a: int, b: int, x: int) -> int:
+        """The smallest key of the slots in ``[a, b)`` whose value is beyond ``x`` (above it
+        in a max tree, below it in a min tree); ``INF`` if none."""
+        t, u, kk, size = self.t, self.u, self.k, self.size
+        above = self.op is max
+        nodes = []
+        lo, hi = a + size, b + size
+        while lo < hi:
+            if lo & 1:
+                nodes.append(lo)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                nodes.append(hi)
+            lo >>= 1
+            hi >>= 1
+        best = INF
+        while nodes:
+            node = nodes.pop()
+            if above:
+                if t[node] <= x:
+                    continue  # no slot beyond x
+                whole = u[node] > x
+            else:
+                if t[node] >= x:
+                    continue
+                whole = u[node] < x
+            if whole or node >= size:  # every active slot is beyond x
+                if kk[node] < best:
+                    best = kk[node]
+            else:
+                nodes.append(2 * node)
+                nodes.append(2 * node + 1)
+        return best
 
     def _down(self, node: int, x: int, above: bool) -> int:
         """The rightmost leaf above ``x`` (``above``) or leftmost below it, under ``node``."""
