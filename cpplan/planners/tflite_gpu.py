@@ -407,22 +407,25 @@ class _Tree:
             kk[n] = kk[a] if kk[a] < kk[b] else kk[b]
             n >>= 1
 
-    def last_above(self, p: int, x: int) -> int:
-        """The largest slot ``j < p`` whose value is above ``x`` (a max tree), or -1."""
-        t = self.t
-        lo, hi = self.size, p + self.size
-        lefts = []
+    def _nodes(self, a: int, b: int) -> list[int]:
+        """The nodes that together cover slots ``[a, b)`` exactly, left to right."""
+        lefts, rights = [], []
+        lo, hi = a + self.size, b + self.size
         while lo < hi:
-            if hi & 1:
-                hi -= 1
-                if t[hi] > x:
-                    return self._down(hi, x, True)
             if lo & 1:
                 lefts.append(lo)
                 lo += 1
+            if hi & 1:
+                hi -= 1
+                rights.append(hi)
             lo >>= 1
             hi >>= 1
-        for node in reversed(lefts):
+        return lefts + rights[::-1]
+
+    def last_above(self, p: int, x: int) -> int:
+        """The largest slot ``j < p`` whose value is above ``x`` (a max tree), or -1."""
+        t = self.t
+        for node in reversed(self._nodes(0, p)):
             if t[node] > x:
                 return self._down(node, x, True)
         return -1
@@ -430,19 +433,7 @@ class _Tree:
     def first_below(self, q: int, x: int) -> int:
         """The smallest slot ``k >= q`` whose value is below ``x`` (a min tree), or -1."""
         t = self.t
-        lo, hi = q + self.size, 2 * self.size
-        rights = []
-        while lo < hi:
-            if lo & 1:
-                if t[lo] < x:
-                    return self._down(lo, x, False)
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                rights.append(hi)
-            lo >>= 1
-            hi >>= 1
-        for node in reversed(rights):
+        for node in self._nodes(q, self.size):
             if t[node] < x:
                 return self._down(node, x, False)
         return -1
@@ -452,17 +443,7 @@ class _Tree:
         in a max tree, below it in a min tree); ``INF`` if none."""
         t, u, kk, size = self.t, self.u, self.k, self.size
         above = self.op is max
-        nodes = []
-        lo, hi = a + size, b + size
-        while lo < hi:
-            if lo & 1:
-                nodes.append(lo)
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                nodes.append(hi)
-            lo >>= 1
-            hi >>= 1
+        nodes = self._nodes(a, b)
         best = INF
         while nodes:
             node = nodes.pop()
