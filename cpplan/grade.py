@@ -17,9 +17,7 @@ Every plan is checked here again (the grader trusts nobody): an invalid plan is 
 
 **The reference.** Each instance is also given to the exact engine, :func:`cpplan.solve.solve`,
 with ``time_limit`` seconds: its plan is the best known height unless a graded planner beats it,
-and its proven lower bound is what "optimal" means. Until :mod:`cpplan.solve` exists the
-reference is :func:`fallback_reference` (best registered heuristic, max-load lower bound); the
-grader switches to ``solve`` by itself once it can be imported. ``time_limit=0`` skips the
+and its proven lower bound is what "optimal" means. ``time_limit=0`` skips the
 reference: the lower bound is then the max-load bound and "best known" the best graded plan.
 
 **The cache.** A reference is computed once per problem *content* and kept in the cache
@@ -27,8 +25,7 @@ directory (``cache_dir``; the CLI's default is ``$CPPLAN_CACHE`` or ``./.cpplan-
 ``<key>.json`` records the result, ``<key>.plan.json`` holds the plan, where ``key`` is
 :func:`problem_key`, a SHA-256 of the buffers, pools and aliases (not the name or provenance).
 A cached result is reused when it comes from the same engine and is final (optimal or
-infeasible) or was given at least as much time; a result of the fallback is replaced once the
-exact engine exists. Deleting the directory is always safe.
+infeasible) or was given at least as much time. Deleting the directory is always safe.
 
 **Processes.** With ``jobs > 1`` every instance runs in a process of its own (at most ``jobs`` at
 a time), so an instance that crashes its process, or runs out of memory, is reported as failed
@@ -65,7 +62,7 @@ from .problem import Problem
 __all__ = [
     "PlannerSpec", "Reference", "Result", "InstanceReport", "PlannerSummary", "Report",
     "parse_planner", "default_planners", "find_instances", "problem_key", "reference",
-    "fallback_reference", "exact_engine", "cached_plan", "grade", "grade_instance",
+    "cached_plan", "grade", "grade_instance",
     "plan_file_for", "as_plan", "default_cache_dir", "Progress", "OUTCOMES", "run_cli",
 ]
 
@@ -236,46 +233,6 @@ class Reference:
     cached: bool = False
 
 
-def exact_engine() -> Callable[..., Plan] | None:
-    """:func:`cpplan.solve.solve` if it can be imported, else ``None`` (use the fallback)."""
-    if importlib.util.find_spec("cpplan.solve") is None:
-        return None
-    module = importlib.import_module("cpplan.solve")
-    return getattr(module, "solve", None)
-
-
-def fallback_reference(problem: Problem, time_limit: float = 0.0) -> Plan:
-    """Stand-in for the exact engine while :mod:`cpplan.solve` is missing: the best plan of
-    the registered heuristics (cpplan's own, then the replicas, in name order; no new one is
-    started after ``time_limit`` seconds), with the max-load lower bound.
-
-    Raises :class:`CapacityError` when no heuristic fits the capacities.
-    """
-    from .planners import get, names
-
-    lb = objective_lower_bound(problem)
-    best: Plan | None = None
-    started = time.perf_counter()
-    failures = []
-    for name in names("own") + names("replica"):
-        if best is not None and time_limit > 0 and time.perf_counter() - started > time_limit:
-            break  # out of time: the best so far stands
-        try:
-            plan = get(name)(problem)
-        except Exception as e:  # one heuristic failing must not lose the reference
-            failures.append(f"{name}: {e}")
-            continue
-        if best is None or plan.objective < best.objective:
-            best = plan
-        if best.objective <= lb:
-            break
-    if best is None:
-        raise CapacityError("no heuristic fits: " + "; ".join(failures[:2]))
-    seconds = time.perf_counter() - started
-    return Plan.build(problem, best.placements, planner=f"fallback:{best.planner}",
-                      seconds=seconds, lower_bound=lb)
-
-
 def problem_key(problem: Problem) -> str:
     """SHA-256 (hex, 32 digits) of the problem's content: buffers, pools and aliases, in order.
 
@@ -296,8 +253,7 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("CPPLAN_CACHE") or ".cpplan-cache")
 
 
-def _engine_name() -> str:
-    return "solve" if exact_engine() is not None else "fallback"
+ENGINE = "solve"  # the engine recorded with cached references
 
 
 def _load_cached(cache_dir: Path, key: str, engine: str, time_limit: float) -> Reference | None:
@@ -335,12 +291,13 @@ def reference(problem: Problem, *, time_limit: float = 10.0, cache_dir: str | Pa
               workers: int = 2, key: str | None = None) -> Reference:
     """The exact engine's result on ``problem``, from the cache when it holds a usable one.
 
-    Uses :func:`cpplan.solve.solve` (deterministic, seed 0) when importable, else
-    :func:`fallback_reference`. Stores the result and its plan in ``cache_dir`` (``None``: no
-    cache).
+    Uses :func:`cpplan.solve.solve` (seed 0). Stores the result and its plan in ``cache_dir``
+    (``None``: no cache).
     """
     global SOLVES
-    engine = _engine_name()
+    from .solve import solve
+
+    engine = ENGINE
     cdir = Path(cache_dir) if cache_dir is not None else None
     key = key or problem_key(problem)
     if cdir is not None:
@@ -349,13 +306,9 @@ def reference(problem: Problem, *, time_limit: float = 10.0, cache_dir: str | Pa
             return hit
     SOLVES += 1
     started = time.perf_counter()
-    solve = exact_engine()
     plan: Plan | None
     try:
-        if solve is not None:
-            plan = solve(problem, time_limit=time_limit, workers=workers, seed=0)
-        else:
-            plan = fallback_reference(problem, time_limit)
+        plan = solve(problem, time_limit=time_limit, workers=workers, seed=0)
     except CapacityError as e:
         plan = Plan.infeasible(problem, str(e), planner=engine)
     seconds = time.perf_counter() - started
@@ -627,8 +580,7 @@ def _markdown(rep: Report) -> str:
     lines.append("")
     if rep.time_limit > 0:
         opt = sum(1 for i in graded if i.proven_optimum is not None)
-        engine = ("`cpplan.solve`" if rep.engine == "solve" else
-                  "the best registered heuristic (fallback: `cpplan.solve` is not available)")
+        engine = "`cpplan.solve`"
         cached = sum(1 for i in graded if i.reference is not None and i.reference.cached)
         lines.append(f"Reference: {engine}, {rep.time_limit:g} s per instance; optimum proven on "
                      f"{opt} of {len(graded)} instances"
@@ -876,7 +828,7 @@ def grade(
     else:
         _run_parallel(paths, names, specs, kwargs, jobs, finish)
     return Report(tuple(r for r in reports if r is not None), tuple(labels), time_limit,
-                  _engine_name() if time_limit > 0 else "none", time.perf_counter() - started)
+                  ENGINE if time_limit > 0 else "none", time.perf_counter() - started)
 
 
 def _run_parallel(paths: list[Path], names: list[str], specs: list[PlannerSpec], kwargs: dict,

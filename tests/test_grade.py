@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cpplan import Alias, Buffer, Plan, Pool, Problem, write_plan, write_problem
+from cpplan import Alias, Buffer, Pool, Problem, write_plan, write_problem
 from cpplan import grade as grading
 from cpplan.cli import main
 from cpplan.grade import as_plan, grade, parse_planner, plan_file_for, problem_key
@@ -116,24 +116,6 @@ def test_reference_is_cached_by_content(instances: list[Path], tmp_path: Path) -
     p = random_problem(0)
     assert problem_key(p) == problem_key(p.replace(name="other", meta={"from": "x"}))
     assert problem_key(p) != problem_key(random_problem(1))
-
-
-def test_cached_fallback_is_replaced_once_the_exact_engine_exists(
-        instances: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = tmp_path / "cache"
-    monkeypatch.setattr(grading, "exact_engine", lambda: None)
-    grade(instances[:1], ["naive"], time_limit=1, cache_dir=cache)
-    calls = []
-
-    def fake_solve(problem: Problem, **options: object) -> Plan:
-        calls.append(options)
-        return get("naive")(problem)
-
-    monkeypatch.setattr(grading, "exact_engine", lambda: fake_solve)
-    report = grade(instances[:1], ["naive"], time_limit=1, cache_dir=cache)
-    assert len(calls) == 1 and calls[0]["time_limit"] == 1
-    assert report.engine == "solve" and report.instances[0].reference.engine == "solve"
-    assert not report.instances[0].reference.cached
 
 
 def test_failing_instances_do_not_lose_the_others(instances: list[Path], tmp_path: Path) -> None:
