@@ -187,7 +187,7 @@ class Problem:
     pools: tuple[Pool, ...] = field(default=(Pool(),))
     aliases: tuple[Alias, ...] = ()
     name: str = ""
-    meta: dict = field(default_factory=dict)  # provenance: how the problem was made
+    meta: dict = field(default_factory=dict, hash=False)  # provenance: how it was made
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "buffers", tuple(self.buffers))
