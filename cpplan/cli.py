@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,10 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except CpplanError as e:
             _fail(str(e))
+        except BrokenPipeError:
+            # The reader went away (`cpplan info X | head -1`): stop quietly, like Unix tools.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except OSError as e:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
             _fail(f"{where}{e.strerror or e}")
