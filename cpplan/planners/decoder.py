@@ -33,7 +33,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..errors import CapacityError
-from .placer import choose
+from .placer import choose, choose_small
 
 __all__ = ["Decoder", "DECODER_UP_TO", "conflict_lists"]
 
@@ -179,34 +179,15 @@ class Decoder:
             return choose(o + self._dlo_np[i][keep], o + self._dhi_np[i][keep], top, align,
                           self.mode)
         pos, pool_of, off = self.pos, self.pool_of, self.off
-        iv = [(off[j] + x, off[j] + y)
-              for j, x, y in zip(self.nbr[i], self.dlo[i], self.dhi[i], strict=True)
-              if -2 < pos[j] < k and pool_of[j] == pool]
-        if not iv:
+        flo: list[int] = []
+        fhi: list[int] = []
+        for j, x, y in zip(self.nbr[i], self.dlo[i], self.dhi[i], strict=True):
+            if -2 < pos[j] < k and pool_of[j] == pool:
+                flo.append(off[j] + x)
+                fhi.append(off[j] + y)
+        if not flo:
             return 0
-        iv.sort()
-        cur = 0
-        best = -1
-        best_len = _INF
-        first = self.mode == "first"
-        for f, h in iv:
-            if f > cur:
-                r_hi = f - 1 if f - 1 < top else top
-                st = -(-cur // align) * align if align > 1 else cur
-                if st <= r_hi:
-                    if first:
-                        return st
-                    if r_hi - cur < best_len:
-                        best_len = r_hi - cur
-                        best = st
-            if h > cur:
-                cur = h
-                if cur > top:
-                    break
-        if best >= 0:
-            return best
-        st = -(-cur // align) * align if align > 1 else cur
-        return st if st <= top else -1
+        return choose_small(flo, fhi, top, align, self.mode)
 
     def _place(self, i: int) -> bool:
         """(Re-)place block ``i`` at its position; returns True if its pool or offset changed."""
