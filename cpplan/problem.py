@@ -22,6 +22,7 @@ Conventions (they hold everywhere in cpplan):
   root (a concat slice need not start on the arena's alignment) and needs its own alignment only.
 * A **fixed offset** pins a buffer to that byte offset in whichever candidate pool it lands in. It
   must be a multiple of the buffer's alignment and of the base alignment of every candidate pool.
+  Fixed buffers that overlap (a moment and a byte) must not share a candidate pool.
 """
 
 from __future__ import annotations
@@ -391,10 +392,12 @@ class Problem:
             cands = set(all_pools)
             for m in members[r.id]:
                 cands &= set(m.pools or all_pools)
-            if len(cands) == 1:  # only then is the pool certain
-                (pool,) = cands
+            # Two pre-placed buffers that overlap and could land in the same pool are refused
+            # even if they might be split between pools: a fixed offset is a placement already
+            # made, and which pool it is in must not be left to chance.
+            for pool in sorted(cands):
                 groups.setdefault(pool, []).extend((r, m) for m in members[r.id])
-        for pairs in groups.values():
+        for pool_name, pairs in groups.items():
             disp = {m.id: self.root_of[m.id][1] if m.id in self.root_of else 0 for _, m in pairs}
             group = {r.id: k for k, r in enumerate(dict.fromkeys(r for r, _ in pairs))}
             rects = []
@@ -410,7 +413,9 @@ class Problem:
                 raise ProblemError(
                     f"fixed at bytes [{la}, {la + a.size}) during [{a.start}, {a.end}){via},"
                     f" it overlaps fixed buffer {rc.id!r} at [{lc}, {lc + c.size}) "
-                    f"during [{c.start}, {c.end}){via_c}", buffer=ra.id, field="offset")
+                    f"during [{c.start}, {c.end}){via_c}, and both may go to pool "
+                    f"{pool_name!r}", buffer=ra.id, field="offset")
+
 
 def lcm(values: Iterable[int]) -> int:
     out = 1

@@ -213,6 +213,17 @@ def test_fixed_buffers_overlapping():
     assert "'a'" in str(e.value) and "'b'" in str(e.value)
 
 
+def test_fixed_buffers_overlapping_that_may_share_a_pool():
+    # Both could go to 'sram' or both to 'dram': a fixed offset is a placement already made, so
+    # the pool must not be left to chance.
+    pools = (Pool("sram"), Pool("dram"))
+    with bad("may go to pool", field="offset"):
+        P(Buffer("a", 16, 0, 4, offset=0), Buffer("b", 16, 0, 4, offset=0), pools=pools)
+    with bad("pool 'dram'", field="offset"):
+        P(Buffer("a", 16, 0, 4, pools=("sram", "dram"), offset=0),
+          Buffer("b", 16, 0, 4, pools=("dram",), offset=8), pools=pools)
+
+
 def test_fixed_buffers_that_do_not_overlap():
     P(Buffer("a", 16, 0, 4, offset=0), Buffer("b", 16, 3, 5, offset=16))  # adjacent bytes
     P(Buffer("a", 16, 0, 4, offset=0), Buffer("b", 16, 4, 5, offset=0))  # half-open lifetimes
