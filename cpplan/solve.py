@@ -30,7 +30,7 @@ import numpy as np
 
 from .blocks import Blocks, make_blocks
 from .bounds import capacity_conflict, max_load, objective_lower_bound
-from .errors import CapacityError, CpplanError
+from .errors import CapacityError, CpplanError, PlanError
 from .exact.search import Control, Outcome, minimise, probe
 from .plan import Plan
 from .planners import registry
@@ -113,31 +113,40 @@ def _block_arrays(blocks: Blocks, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 
 def _heuristics(problem: Problem, state: _State, time_limit: float, seed: int,
                 deterministic: bool, planners: list[str] | None) -> None:
-    known = registry.names()
-    if planners is None:
-        planners = ["portfolio"] if "portfolio" in known else [
-            n for n in ("best-fit", "first-fit", "local-search") if n in known]
+    hinted = _hinted(state)
+    if hinted is not None and state.offer(*hinted, "hints"):
+        state.emit("heuristic", "the problem's hints")
     failures = []
-    for name in planners:
-        fn = registry.get(name)
+    for name in planners or ["portfolio"]:
         options: dict = {}
         if name in ("portfolio", "local-search"):
-            options = {"time_limit": time_limit, "seed": seed}
-            if deterministic:
-                options["deterministic"] = True
+            options = {"time_limit": time_limit, "seed": seed, "deterministic": deterministic}
         try:
-            plan = fn(problem, **options)
+            plan = registry.get(name)(problem, **options)
         except CapacityError as e:
             failures.append(f"{name}: {e}")
             continue
-        except TypeError:
-            plan = fn(problem)
         pools, offs = _block_arrays(state.blocks, plan)
         if state.offer(pools, offs, plan.planner or name):
             state.emit("heuristic", f"{plan.planner or name}")
     if state.objective is None and failures:
         state.notes.append("heuristics could not meet the capacities (" + "; ".join(failures[:2])
                            + ")")
+
+
+def _hinted(state: _State) -> tuple[np.ndarray, np.ndarray] | None:
+    """The plan the buffers' hints describe (each block at its root's hint, in its first
+    candidate pool), when every block has a hint and that plan is valid; a warm start only."""
+    b = state.blocks
+    if len(b) == 0 or (b.hint[b.fixed < 0] < 0).any():
+        return None
+    pools = np.fromiter((c[0] for c in b.pools), np.int64, len(b))
+    offs = np.where(b.fixed >= 0, b.fixed, b.hint)
+    try:
+        b.to_plan(pools, offs, planner="hints", lower_bound=state.lower)
+    except PlanError:
+        return None
+    return pools, offs
 
 
 def solve(

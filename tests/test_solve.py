@@ -180,3 +180,17 @@ def test_zero_size_buffers_are_placed(k):
     problem = Problem((Buffer("z", 0, 0, 2), *(Buffer(f"b{i}", 4, i, i + 2) for i in range(k))))
     plan = solve(problem, time_limit=5, deterministic=True)
     assert not check(problem, plan) and plan.status == "optimal"
+
+
+def test_hints_are_a_warm_start():
+    optimum = solve(_fragmented(), time_limit=20, deterministic=True)
+    hinted = Problem(tuple(Buffer(b.id, b.size, b.start, b.end, hint=optimum.offset(b.id))
+                           for b in _fragmented().buffers))
+    # With only the naive planner and no exact search, the hints are the best plan there is.
+    plan = solve(hinted, deterministic=True, exact=False, planners=["naive"])
+    assert plan.stats["best_planner"] == "hints" and plan.height == optimum.height
+    # Hints that break the problem are ignored, never trusted.
+    broken = Problem(tuple(Buffer(b.id, b.size, b.start, b.end, hint=0)
+                           for b in _fragmented().buffers))
+    plan = solve(broken, deterministic=True, exact=False, planners=["naive"])
+    assert plan.stats["best_planner"] == "naive" and not check(broken, plan)
