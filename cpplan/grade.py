@@ -67,8 +67,9 @@ __all__ = [
 ]
 
 OUTCOMES = ("ok", "invalid", "capacity", "error", "missing")
-PLAN_SUFFIXES = (".plan.json", ".plan.csv", ".json", ".csv")
 PROBLEM_SUFFIXES = (".json", ".csv")
+PLAN_ONLY_SUFFIXES = (".plan.json", ".plan.csv")  # never taken for a problem file
+PLAN_SUFFIXES = PLAN_ONLY_SUFFIXES + PROBLEM_SUFFIXES  # tried in this order
 
 
 # -- planners -----------------------------------------------------------------------------------
@@ -209,9 +210,8 @@ def plan_file_for(folder: str | Path, instance: str | Path) -> Path | None:
     itself, so plans may sit beside their problems).
     """
     folder, instance = Path(folder), Path(instance)
-    stem = instance.name[: -len(instance.suffix)] if instance.suffix else instance.name
     for suffix in PLAN_SUFFIXES:
-        cand = folder / f"{stem}{suffix}"
+        cand = folder / f"{instance.stem}{suffix}"
         if cand.is_file() and cand.resolve() != instance.resolve():
             return cand
     return None
@@ -671,7 +671,7 @@ def find_instances(paths: Iterable[str | Path]) -> list[Path]:
         if p.is_dir():
             found = sorted(f for f in p.rglob("*") if f.is_file()
                            and f.suffix.lower() in PROBLEM_SUFFIXES
-                           and not f.name.lower().endswith((".plan.json", ".plan.csv"))
+                           and not f.name.lower().endswith(PLAN_ONLY_SUFFIXES)
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
             if not found:
                 raise CpplanError(f"{p}: no .json or .csv problem files in this directory")
@@ -685,7 +685,7 @@ def find_instances(paths: Iterable[str | Path]) -> list[Path]:
 
 def _names(paths: list[Path]) -> list[str]:
     """Instance names: file names without extension, with the folder where two collide."""
-    stems = [p.name[: -len(p.suffix)] if p.suffix else p.name for p in paths]
+    stems = [p.stem for p in paths]
     out = []
     for p, s in zip(paths, stems, strict=True):
         out.append(f"{p.parent.name}/{s}" if stems.count(s) > 1 else s)
