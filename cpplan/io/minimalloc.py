@@ -25,6 +25,7 @@ from ..errors import FormatError, PlanError, ProblemError
 from ..plan import Placement, Plan
 from ..problem import Buffer, Pool, Problem
 from .atomic import write_text_atomic
+from .text import read_text
 
 __all__ = ["read_problem", "read_plan", "write_problem", "write_plan", "problem_to_csv",
            "plan_to_csv", "parse_problem"]
@@ -131,7 +132,7 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "") -> tuple[
 def read_problem(path: str | Path) -> Problem:
     """Problem from a MiniMalloc CSV file (an ``offset`` column, if any, is ignored)."""
     path = Path(path)
-    text = _read(path)
+    text = read_text(path)
     return parse_problem(text, source=str(path), name=path.stem)[0]
 
 
@@ -141,7 +142,7 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
     Lines must name the problem's buffers; the plan is not checked here (see ``cpplan.check``).
     """
     path = Path(path)
-    text = _read(path)
+    text = read_text(path)
     placements: dict[str, Placement] = {}
     default_pool = problem.pools[0].name
     saw_offset = False
@@ -232,14 +233,3 @@ def _check_csv_can_hold(problem: Problem) -> None:
         raise ProblemError("MiniMalloc CSV holds one plain pool; write JSON instead",
                            pool=problem.pools[0].name, field="pools")
 
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError("no such file", source=str(path)) from None
-    except IsADirectoryError:
-        raise FormatError("is a directory, not a file", source=str(path)) from None
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text ({e.reason} at byte {e.start})",
-                          source=str(path)) from None

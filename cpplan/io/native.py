@@ -28,6 +28,7 @@ from ..errors import FormatError, ProblemError
 from ..plan import STATUSES, Placement, Plan
 from ..problem import Alias, Buffer, Pool, Problem
 from .atomic import write_text_atomic
+from .text import read_text
 
 __all__ = ["problem_to_dict", "problem_from_dict", "plan_to_dict", "plan_from_dict",
            "read_problem", "write_problem", "read_plan", "write_plan"]
@@ -191,14 +192,7 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
 
 
 def _load(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError("no such file", source=str(path)) from None
-    except IsADirectoryError:
-        raise FormatError("is a directory, not a file", source=str(path)) from None
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text ({e.reason})", source=str(path)) from None
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:

@@ -148,18 +148,6 @@ def test_malformed_lines_are_named(text, line, field, match):
     assert str(e.value).startswith(f"t.csv line {line}")
 
 
-@pytest.mark.parametrize("make,match", [
-    (lambda p: None, "no such file"),
-    (lambda p: p.mkdir(), "is a directory"),
-    (lambda p: p.write_bytes(b"id,lower,upper,size\n\xe9,0,1,8\n"), "not UTF-8"),
-])
-def test_unreadable_files(tmp_path, make, match):
-    path = tmp_path / "p.csv"
-    make(path)
-    with pytest.raises(FormatError, match=match):
-        read_problem(path)
-
-
 @pytest.mark.parametrize("problem,match", [
     (Problem((Buffer("a", 8, 0, 1), Buffer("v", 8, 0, 1)), aliases=(Alias("v", "a"),)),
      "aliases"),

@@ -207,18 +207,6 @@ def test_bad_plans(change, match):
         plan_from_dict(plan_to_dict(plan) | change, EXAMPLE)
 
 
-@pytest.mark.parametrize("make,match", [
-    (lambda p: None, "no such file"),
-    (lambda p: p.mkdir(), "is a directory"),
-    (lambda p: p.write_bytes(b'{"format": "\xff"}'), "not UTF-8"),
-])
-def test_unreadable_files(tmp_path, make, match):
-    path = tmp_path / "p.json"
-    make(path)
-    with pytest.raises(FormatError, match=match):
-        read_problem(path)
-
-
 def test_atomic_write_leaves_nothing_half_written(tmp_path):
     path = tmp_path / "out.json"
     with pytest.raises(UnicodeEncodeError):
