@@ -300,11 +300,12 @@ def plot_grade(report: Any, *, cap: float = 2.0, figsize: tuple[float, float] | 
     from matplotlib.figure import Figure
 
     insts = report.graded
-    rows = [s.planner for s in report.summary()]
+    summary = report.summary()
+    rows = [s.planner for s in summary]
     cols = [i.name for i in insts] + ["geo-mean"]
     grid = np.full((len(rows), len(cols)), np.nan)
     text = [["" for _ in cols] for _ in rows]
-    geo = {s.planner: s.geomean_best for s in report.summary()}
+    geo = {s.planner: s.geomean_best for s in summary}
     for a, name in enumerate(rows):
         for b, inst in enumerate(insts):
             r = inst.result(name)
