@@ -144,7 +144,6 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
     path = Path(path)
     text = read_text(path)
     placements: dict[str, Placement] = {}
-    default_pool = problem.pools[0].name
     saw_offset = False
     for line, row in _rows(text, str(path)):
         if "offset" not in row:
@@ -158,8 +157,7 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
             raise FormatError("not a buffer of the problem (is this the plan of another "
                               "problem?)", source=str(path), line=line, field="id", buffer=bid)
         off = _int(row["offset"], "offset", str(path), line, bid)
-        pool = row.get("pool") or (problem.candidates(bid)[0] if bid in problem.index
-                                   else default_pool)
+        pool = row.get("pool") or problem.candidates(bid)[0]
         placements[bid] = Placement(pool, off)
     if not saw_offset and problem.buffers:  # (the plan of a problem with no buffers is empty)
         raise FormatError("no buffers in plan", source=str(path), line=1)

@@ -82,15 +82,21 @@ def _fields(d: Any, allowed: set[str], what: str, source: str, **where: Any) -> 
     return d
 
 
-def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
+def _header(data: Any, kind: str, source: str) -> dict:
+    """``data`` as a dict, once its ``format`` is ``cpplan-<kind>`` and its version this one."""
     data = _expect(data, dict, "top level", source)
     fmt = data.get("format")
-    if fmt != "cpplan-problem":
-        raise FormatError(f"not a cpplan problem (format is {fmt!r}, expected 'cpplan-problem')",
+    if fmt != f"cpplan-{kind}":
+        raise FormatError(f"not a cpplan {kind} (format is {fmt!r}, expected 'cpplan-{kind}')",
                           source=source, field="format")
     if data.get("version") != VERSION:
         raise FormatError(f"unsupported version {data.get('version')!r} (this cpplan reads "
                           f"{VERSION})", source=source, field="version")
+    return data
+
+
+def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
+    data = _header(data, "problem", source)
     try:
         pools = []
         for p in _expect(data.get("pools", [{"name": "default"}]), list, "pools", source):
@@ -142,13 +148,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 
 def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Plan:
     """The plan in ``data`` for ``problem`` (heights recomputed; not checked)."""
-    data = _expect(data, dict, "top level", source)
-    if data.get("format") != "cpplan-plan":
-        raise FormatError(f"not a cpplan plan (format is {data.get('format')!r})", source=source,
-                          field="format")
-    if data.get("version") != VERSION:
-        raise FormatError(f"unsupported version {data.get('version')!r}", source=source,
-                          field="version")
+    data = _header(data, "plan", source)
     status = data.get("status", "feasible")
     if status not in STATUSES:
         raise FormatError(f"unknown status {status!r}", source=source, field="status")
@@ -167,8 +167,7 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
         if isinstance(off, bool) or not isinstance(off, int):
             raise FormatError(f"must be an integer, got {off!r}", source=source, buffer=bid,
                               field="offset")
-        pool = p.get("pool") or (problem.candidates(bid)[0] if bid in problem.index
-                                 else problem.pools[0].name)
+        pool = p.get("pool") or problem.candidates(bid)[0]
         placements[bid] = Placement(str(pool), off)
     if status == "infeasible":
         return Plan.infeasible(problem, str(data.get("explanation", "")),
