@@ -292,7 +292,7 @@ def plot_grade(report: Any, *, cap: float = 2.0, figsize: tuple[float, float] | 
     the plan is proven optimal, the outcome's name where the planner failed. The last column is
     the planner's geometric mean. ``report`` is a :class:`cpplan.grade.Report`.
     """
-    _matplotlib()
+    mpl = _matplotlib()
     import math
 
     import numpy as np
@@ -327,7 +327,7 @@ def plot_grade(report: Any, *, cap: float = 2.0, figsize: tuple[float, float] | 
     ax = fig.subplots()
     shown = np.clip(np.nan_to_num(grid, nan=1.0), 1.0, cap)
     masked = np.ma.array(shown, mask=np.isnan(grid))
-    cmap = _cmap("RdYlGn_r").with_extremes(bad=(0.85, 0.85, 0.85))
+    cmap = mpl.colormaps["RdYlGn_r"].with_extremes(bad=(0.85, 0.85, 0.85))
     norm = LogNorm(1.0, cap)
     im = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
     for a in range(len(rows)):
@@ -359,9 +359,3 @@ def _short(v: float) -> str:
     if v >= 10:
         return f"{v:.1f}"
     return f"{v:.3f}" if v < 1.1 else f"{v:.2f}"
-
-
-def _cmap(name: str) -> Any:
-    import matplotlib
-
-    return matplotlib.colormaps[name]
