@@ -27,6 +27,21 @@ import numpy as np
 Rect = tuple[int, int, int, int, int]  # start, end, lo, hi, group
 
 
+def events(starts: np.ndarray, ends: np.ndarray,
+           mask: np.ndarray | None = None) -> tuple[list[int], list[int]]:
+    """The sweep's events over half-open intervals ``[starts[i], ends[i])``: ``(kinds, ids)``
+    in time order, kind 0 for an end and 1 for a start, ends before starts at the same moment
+    (lifetimes are half-open). Empty intervals, and those where ``mask`` is false, are left out.
+    """
+    ok = ends > starts if mask is None else mask & (ends > starts)
+    keep = np.nonzero(ok)[0]
+    times = np.concatenate([ends[keep], starts[keep]])
+    kinds = np.concatenate([np.zeros(len(keep), np.int8), np.ones(len(keep), np.int8)])
+    which = np.concatenate([keep, keep])
+    order = np.lexsort((kinds, times))
+    return kinds[order].tolist(), which[order].tolist()
+
+
 def find_overlaps(rects: Sequence[Rect], *, limit: int | None = None) -> list[tuple[int, int]]:
     """Pairs ``(i, j)`` of rectangles that share a moment and a byte, ``i`` placed first.
 
@@ -38,14 +53,7 @@ def find_overlaps(rects: Sequence[Rect], *, limit: int | None = None) -> list[tu
         return []
     arr = np.asarray(rects, dtype=np.int64).reshape(n, 5)
     starts, ends, los, his, groups = arr.T
-    keep = np.nonzero((his > los) & (ends > starts))[0]
-    # Ends before starts at the same moment: lifetimes are half-open.
-    times = np.concatenate([ends[keep], starts[keep]])
-    kinds = np.concatenate([np.zeros(len(keep), np.int8), np.ones(len(keep), np.int8)])
-    which = np.concatenate([keep, keep])
-    order = np.lexsort((kinds, times))
-    ev_kind = kinds[order].tolist()
-    ev_rect = which[order].tolist()
+    ev_kind, ev_rect = events(starts, ends, his > los)
     lo_l, hi_l, grp_l = los.tolist(), his.tolist(), groups.tolist()
 
     pairs: list[tuple[int, int]] = []

@@ -27,6 +27,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ..blocks import Blocks
+from ..sweep import events
 
 __all__ = ["PackingModel", "build_model", "maximal_cliques", "ORDERS"]
 
@@ -79,15 +80,10 @@ def maximal_cliques(starts: np.ndarray, ends: np.ndarray) -> list[np.ndarray]:
     Sweep: the live set right before the first end that follows a start is a maximal clique.
     Empty intervals are ignored.
     """
-    keep = np.nonzero(ends > starts)[0]
-    times = np.concatenate([ends[keep], starts[keep]])
-    kinds = np.concatenate([np.zeros(len(keep), np.int8), np.ones(len(keep), np.int8)])
-    which = np.concatenate([keep, keep])
-    order = np.lexsort((kinds, times))
     live: dict[int, None] = {}
     out: list[np.ndarray] = []
     grew = False
-    for kind, i in zip(kinds[order].tolist(), which[order].tolist(), strict=True):
+    for kind, i in zip(*events(starts, ends), strict=True):
         if kind == 1:
             live[i] = None
             grew = True
