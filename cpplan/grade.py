@@ -855,11 +855,12 @@ def _run_parallel(paths: list[Path], names: list[str], specs: list[PlannerSpec],
                 try:
                     rep = reader.recv()
                 except (EOFError, OSError):
-                    proc.join()
-                    rep = InstanceReport(names[k], str(paths[k]),
-                                         error=f"worker process died (exit code {proc.exitcode})")
+                    rep = None  # the process ended without sending its report
                 reader.close()
                 proc.join()
+                if rep is None:
+                    rep = InstanceReport(names[k], str(paths[k]),
+                                         error=f"worker process died (exit code {proc.exitcode})")
                 finish(k, rep)
     finally:
         for _, proc in running.values():
