@@ -43,7 +43,7 @@ import numpy as np
 from ..blocks import Blocks
 from .search import Control, Outcome
 
-__all__ = ["fit", "HEURISTICS"]
+__all__ = ["fit", "single_pool", "HEURISTICS"]
 
 HEURISTICS = ("WAT", "TAW", "TWA")
 POLL_EVERY = 64  # nodes between looks at the clock and the stop flag
@@ -74,10 +74,9 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     n = len(ids)
     if n == 0:
         return Outcome("feasible", np.zeros(0, np.int64), np.zeros(0, np.int64))
-    pool_sets = {blocks.pools[i] for i in ids.tolist()}
-    if any(len(p) != 1 for p in pool_sets) or len(pool_sets) != 1:
+    pool = single_pool(blocks, ids)
+    if pool is None:
         return Outcome("unknown", detail="dfs: several candidate pools")
-    pool = next(iter(pool_sets))[0]
     cap = int(blocks.pool_capacity[pool])
     H = int(height) if cap < 0 else min(int(height), cap)
     size = blocks.size[ids].astype(np.int64)
@@ -111,6 +110,16 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     if status == "infeasible" and not restricted:
         return Outcome("infeasible", detail=detail)
     return Outcome("unknown", detail=detail + (f" ({why})" if why else ""))
+
+
+def single_pool(blocks: Blocks, ids: np.ndarray) -> int | None:
+    """The pool of blocks ``ids`` when it is the only candidate of every one of them (the input
+    :func:`fit` accepts), else ``None``."""
+    pool_sets = {blocks.pools[i] for i in np.asarray(ids).tolist()}
+    if len(pool_sets) != 1:
+        return None
+    (cands,) = pool_sets
+    return cands[0] if len(cands) == 1 else None
 
 
 class _Search:

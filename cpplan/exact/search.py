@@ -105,12 +105,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. Spends at
     most ``budget`` seconds (and never past the control's deadline).
     """
-    from .dfs import fit  # dfs imports this module
+    from .dfs import fit, single_pool  # dfs imports this module
 
     end = time.perf_counter() + min(budget, control.remaining())
-    pool_sets = {blocks.pools[i] for i in np.asarray(ids).tolist()}
-    dfs_pool = next(iter(pool_sets))[0] if len(pool_sets) == 1 and dfs \
-        and len(next(iter(pool_sets))) == 1 else None
+    dfs_pool = single_pool(blocks, ids) if dfs else None
     lock = threading.Lock()
     result: list[Outcome] = []
     local = threading.Event()
@@ -135,6 +133,11 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
             pm = build_model(blocks, ids, height_max=heights, minimise=False, order_by=order)
             models.setdefault(order, pm)
         return models[order]
+
+    def halt() -> None:  # under the lock: an answer is in (or a stop), end the other racers
+        local.set()
+        for s in running:
+            s.stop_search()
 
     def worker() -> None:
         while True:
@@ -163,9 +166,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
                     result.append(Outcome("infeasible", detail=f"order {order}"))
                 else:
                     continue
-                local.set()
-                for s in running:
-                    s.stop_search()
+                halt()
 
     def dfs_worker() -> None:
         out = fit(blocks, ids, heights[dfs_pool], control, budget=end - time.perf_counter(),
@@ -175,9 +176,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
                 return
             if out.status in ("feasible", "infeasible"):
                 result.append(out)
-                local.set()
-                for s in running:
-                    s.stop_search()
+                halt()
                 return
         worker()  # declined or out of nodes: this thread becomes a CP-SAT worker
 
@@ -197,9 +196,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
             t.join(timeout=0.05)
         if control.stopped.is_set():
             with lock:
-                local.set()
-                for s in running:
-                    s.stop_search()
+                halt()
     return result[0] if result else Outcome("unknown")
 
 
