@@ -93,16 +93,31 @@ def peak_order(blocks: Blocks) -> np.ndarray:
     life = blocks.end - blocks.start
     pos = np.nonzero(size > 0)[0]
     ranked = pos[np.lexsort((pos, blocks.start[pos], -life[pos], -size[pos]))]
+    out = np.empty(n, np.int64)
+    out[:len(ranked)] = peak_first(blocks, ranked, size)
+    out[len(ranked):] = np.nonzero(size <= 0)[0]
+    return out
+
+
+def peak_first(blocks: Blocks, ranked: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The blocks of ``ranked`` (preferred first, every ``weight`` positive) in peak-first
+    order: at the first moment where the blocks not yet taken weigh the most, take the first
+    block of ``ranked`` alive there; repeat.
+
+    The loop of :func:`peak_order` and of Glow's two max-live-size strategies
+    (:mod:`cpplan.planners.glow`), which differ only in the preference and the weights.
+    """
     rs, re = blocks.start[ranked], blocks.end[ranked]
     nt = max(len(blocks.times), 1)
     delta = np.zeros(nt + 1, np.int64)
-    np.add.at(delta, rs, size[ranked])
-    np.add.at(delta, re, -size[ranked])
+    np.add.at(delta, rs, weight[ranked])
+    np.add.at(delta, re, -weight[ranked])
     remaining = np.cumsum(delta)[:nt]
     taken = np.zeros(len(ranked), bool)
-    out = np.empty(n, np.int64)
-    head = 0
+    out = np.empty(len(ranked), np.int64)
+    head = 0  # every ranked block before head is taken
     for k in range(len(ranked)):
+        # Weights are positive, so a moment has blocks left iff its remaining weight is.
         t = int(np.argmax(remaining))
         while taken[head]:
             head += 1
@@ -117,8 +132,7 @@ def peak_order(blocks: Blocks) -> np.ndarray:
         taken[pick] = True
         i = int(ranked[pick])
         out[k] = i
-        remaining[blocks.start[i]:blocks.end[i]] -= size[i]
-    out[len(ranked):] = np.nonzero(size <= 0)[0]
+        remaining[blocks.start[i]:blocks.end[i]] -= weight[i]
     return out
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..plan import Plan
 from ..problem import Problem
 from ._greedy import Arena, check_alignment, choose_first_fit, finish, padded_sizes, prepare
+from .fit import peak_first
 from .registry import register
 
 NAME = "glow-best-of-3"
@@ -85,36 +86,4 @@ def _order(blocks, top, todo, alloc_order, strategy) -> np.ndarray:
         keys = (rank_alloc[seq], -dur[seq], -top[seq])
     else:
         keys = (rank_alloc[seq], -top[seq], -dur[seq])
-    ranked = seq[np.lexsort(keys)]  # the preferred block first
-    rs = blocks.start[ranked]
-    re = blocks.end[ranked]
-    done = np.zeros(len(ranked), bool)
-    nt = max(len(blocks.times), 1)
-    delta = np.zeros(nt + 1, np.int64)
-    np.add.at(delta, blocks.start[seq], top[seq])
-    np.add.at(delta, blocks.end[seq], -top[seq])
-    remaining = np.cumsum(delta)[:nt]
-    out = np.empty(len(ranked), np.int64)
-    head = 0  # every ranked block before head is done
-    for k in range(len(ranked)):
-        # The step with the largest remaining live size (its first such step); blocks to
-        # place have positive sizes, so a step has blocks left iff its live size is positive.
-        t = int(np.argmax(remaining))
-        while done[head]:
-            head += 1
-        pick = -1
-        step = 256
-        a = head
-        while pick < 0:
-            b = min(a + step, len(ranked))
-            hit = ~done[a:b] & (rs[a:b] <= t) & (re[a:b] > t)
-            if hit.any():
-                pick = a + int(np.argmax(hit))
-            a = b
-            step *= 2
-        done[pick] = True
-        i = int(ranked[pick])
-        out[k] = i
-        s, e = int(blocks.start[i]), int(blocks.end[i])
-        remaining[s:e] -= top[i]
-    return out
+    return peak_first(blocks, seq[np.lexsort(keys)], top)  # the preferred block first
