@@ -45,17 +45,14 @@ def onnx_light_path(model: str) -> Path:
 
 def generate() -> Iterator[tuple[str, Problem]]:
     """``(relative path, problem)`` for every instance, in a fixed order."""
-    import onnx
-
-    from .onnx import file_digest, load_onnx
+    from .onnx import load_onnx, onnx_source
 
     for model in ONNX_MODELS:
         path = onnx_light_path(model)
         graph = load_onnx(path, name=model)
-        source = {"model": f"onnx package {onnx.__version__}: "
-                           f"onnx/backend/test/data/light/light_{model}.onnx",
-                  "bytes": path.stat().st_size, "sha256": file_digest(path),
-                  "onnx_version": onnx.__version__}
+        source = onnx_source(path)  # the path inside the package says where, not this machine's
+        source["model"] = (f"onnx package {source['onnx_version']}: "
+                           f"onnx/backend/test/data/light/light_{model}.onnx")
         for suffix, options in VARIANTS.items():
             yield f"onnx/{model}{suffix}.json", to_problem(
                 graph, name=f"{model}{suffix}", source=source, command=COMMAND, **options)
