@@ -215,7 +215,11 @@ class Problem:
     def candidates(self, buffer: Buffer | str) -> tuple[str, ...]:
         """Candidate pool names of a buffer, first preferred (all pools when it names none)."""
         b = self.buffer(buffer) if isinstance(buffer, str) else buffer
-        return b.pools or tuple(p.name for p in self.pools)
+        return b.pools or self._pool_names
+
+    @cached_property
+    def _pool_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.pools)
 
     @cached_property
     def parent(self) -> dict[str, tuple[str, int]]:
@@ -282,20 +286,18 @@ class Problem:
             for p in b.pools:
                 if p not in names:
                     raise ProblemError(f"unknown pool {p!r}", buffer=b.id, field="pools")
-        pools = {p.name: p for p in self.pools}
         for b in self.buffers:
             if b.offset is None:
                 continue
-            cands = b.pools or tuple(names)
-            for name in cands:
-                if b.offset % pools[name].alignment:
+            pools = [self.pool(name) for name in self.candidates(b)]
+            for pool in pools:
+                if b.offset % pool.alignment:
                     raise ProblemError(
-                        f"{b.offset} is not a multiple of pool {name!r} base alignment "
-                        f"{pools[name].alignment}", buffer=b.id, field="offset")
-            fits = [n for n in cands
-                    if pools[n].capacity is None or b.offset + b.size <= pools[n].capacity]
+                        f"{b.offset} is not a multiple of pool {pool.name!r} base alignment "
+                        f"{pool.alignment}", buffer=b.id, field="offset")
+            fits = [p for p in pools if p.capacity is None or b.offset + b.size <= p.capacity]
             if not fits:
-                cap = max(pools[n].capacity for n in cands)  # type: ignore[type-var]
+                cap = max(p.capacity for p in pools)  # type: ignore[type-var]
                 raise ProblemError(
                     f"fixed at {b.offset}, it ends at byte {b.offset + b.size}, beyond the "
                     f"capacity {cap} of its pools", buffer=b.id, field="offset")
@@ -328,9 +330,8 @@ class Problem:
                 steps += 1
                 if node == a.buffer or steps > len(parent):
                     raise ProblemError("alias cycle", buffer=a.buffer, field="alias root")
-        by_id = {b.id: b for b in self.buffers}
         for a in self.aliases:
-            b, r = by_id[a.buffer], by_id[a.root]
+            b, r = self.buffer(a.buffer), self.buffer(a.root)
             if a.displacement + b.size > r.size:
                 raise ProblemError(
                     f"{a.displacement} + size {b.size} overhangs root {a.root!r} of size {r.size}",
@@ -338,17 +339,14 @@ class Problem:
             if b.offset is not None:
                 raise ProblemError("an aliased buffer has no offset of its own; fix its root",
                                    buffer=a.buffer, field="offset")
-        all_pools = tuple(p.name for p in self.pools)
         for bid, (root, disp) in self.root_of.items():
-            b = by_id[bid]
+            b = self.buffer(bid)
             if disp % b.alignment:
                 raise ProblemError(
                     f"displacement {disp} from root {root!r} is not a multiple of the alignment "
                     f"{b.alignment}", buffer=bid, field="alias displacement")
-            r = by_id[root]
-            rc = r.pools or all_pools
-            bc = set(b.pools or all_pools)
-            if not any(p in bc for p in rc):
+            bc = set(self.candidates(b))
+            if not any(p in bc for p in self.candidates(root)):
                 raise ProblemError(f"shares no candidate pool with its root {root!r}",
                                    buffer=bid, field="pools")
         # The whole block lands in one pool: its members need a candidate in common, and a
@@ -358,10 +356,10 @@ class Problem:
             if b.id not in self.root_of:
                 continue
             root, disp = self.root_of[b.id]
-            r = by_id[root]
+            r = self.buffer(root)
             if b.pools:  # (a member with every pool as candidate restricts nothing)
                 if root not in allowed:
-                    allowed[root] = set(r.pools or all_pools)
+                    allowed[root] = set(self.candidates(r))
                 allowed[root] &= set(b.pools)
                 if not allowed[root]:
                     raise ProblemError(f"shares no candidate pool with the other members of the "
@@ -386,12 +384,11 @@ class Problem:
             return
         from .sweep import first_overlap
 
-        all_pools = tuple(p.name for p in self.pools)
         groups: dict[str, list[tuple[Buffer, Buffer]]] = {}  # pool -> (root, member)
         for r in fixed:
-            cands = set(all_pools)
+            cands = set(self._pool_names)
             for m in members[r.id]:
-                cands &= set(m.pools or all_pools)
+                cands &= set(self.candidates(m))
             # Two pre-placed buffers that overlap and could land in the same pool are refused
             # even if they might be split between pools: a fixed offset is a placement already
             # made, and which pool it is in must not be left to chance.
