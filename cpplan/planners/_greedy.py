@@ -37,7 +37,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..errors import CapacityError
-from .placer import PieceIndex, Placer
+from .placer import PieceIndex, Placer, capacity_error
 
 INF = np.iinfo(np.int64).max // 4
 EMPTY = np.zeros(0, np.int64)
@@ -297,16 +297,6 @@ class Arena:
                     break
             else:
                 raise self.failure(i, planner)
-
-
-def capacity_error(blocks: Blocks, i: int, planner: str) -> CapacityError:
-    problem = blocks.problem
-    b = problem.buffers[int(blocks.root[i])]
-    what = (f"fixed at offset {b.offset}" if b.offset is not None
-            else f"{int(blocks.size[i]) * blocks.scale} bytes during [{b.start}, {b.end})")
-    caps = ", ".join(f"{problem.pools[p].name!r} (capacity {problem.pools[p].capacity})"
-                     for p in blocks.pools[i])
-    return CapacityError(f"{planner}: buffer {b.id!r} ({what}) fits in none of its pools: {caps}")
 
 
 # -- gap scans over obstacles sorted by offset ---------------------------------------------------

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..errors import CapacityError
-from .placer import choose, choose_small
+from .placer import capacity_error, choose, choose_small
 
 __all__ = ["Decoder", "DECODER_UP_TO", "conflict_lists"]
 
@@ -337,13 +337,4 @@ class Decoder:
         return -1
 
     def _failure(self, i: int) -> CapacityError:
-        from .placer import Placer
-
-        return Placer.failure(_FailureShim(self.blocks), i, self.planner)
-
-
-class _FailureShim:
-    """Just enough of a Placer for :meth:`Placer.failure`."""
-
-    def __init__(self, blocks: Blocks) -> None:
-        self.blocks = blocks
+        return capacity_error(self.blocks, i, self.planner)

@@ -56,7 +56,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..errors import CapacityError
 
-__all__ = ["Placer", "PieceIndex", "MODES", "choose", "choose_small"]
+__all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_small"]
 
 Ints = list[int] | np.ndarray
 
@@ -316,18 +316,22 @@ class Placer:
 
     def failure(self, i: int, planner: str = "") -> CapacityError:
         """The error for block ``i`` that fits in none of its pools."""
-        bl = self.blocks
-        problem = bl.problem
-        b = problem.buffers[int(bl.root[i])]
-        if b.offset is not None:
-            what = f"fixed at offset {b.offset}, size {b.size}"
-        else:
-            what = f"{int(bl.size[i]) * bl.scale} bytes during [{b.start}, {b.end})"
-        caps = ", ".join(f"{problem.pools[p].name!r} (capacity {problem.pools[p].capacity})"
-                         for p in bl.pools[i])
-        head = f"{planner}: " if planner else ""
-        return CapacityError(f"{head}buffer {b.id!r} ({what}) fits in none of its pools: {caps}")
+        return capacity_error(self.blocks, i, planner)
 
+
+def capacity_error(blocks: Blocks, i: int, planner: str = "") -> CapacityError:
+    """The error for block ``i`` of ``blocks`` that fits in none of its pools: the buffer, what
+    it needs and each candidate pool's capacity (every planner on blocks raises this one)."""
+    problem = blocks.problem
+    b = problem.buffers[int(blocks.root[i])]
+    if b.offset is not None:
+        what = f"fixed at offset {b.offset}, size {b.size}"
+    else:
+        what = f"{int(blocks.size[i]) * blocks.scale} bytes during [{b.start}, {b.end})"
+    caps = ", ".join(f"{problem.pools[p].name!r} (capacity {problem.pools[p].capacity})"
+                     for p in blocks.pools[i])
+    head = f"{planner}: " if planner else ""
+    return CapacityError(f"{head}buffer {b.id!r} ({what}) fits in none of its pools: {caps}")
 
 def choose(flo: np.ndarray, fhi: np.ndarray, top: int, align: int, mode: str) -> int:
     """The offset picked among the free regions left by forbidden intervals ``[flo, fhi)``.
