@@ -69,11 +69,12 @@ def _peak(blocks: Blocks, mask: np.ndarray | None, name: str) -> LoadBound:
 def max_load(problem: Problem | Blocks) -> dict[str, LoadBound]:
     """Per pool, the max-load of the blocks whose only candidate is that pool."""
     blocks = _as_blocks(problem)
+    pools = blocks.problem.pools
     out = {}
-    for p, pool in enumerate(blocks.problem.pools):
-        mask = np.fromiter((c == (p,) for c in blocks.pools), bool, len(blocks))
-        if len(blocks.problem.pools) == 1:
-            mask[:] = True
+    for p, pool in enumerate(pools):
+        # With one pool every block's only candidate is it: no mask to build.
+        mask = None if len(pools) == 1 else np.fromiter((c == (p,) for c in blocks.pools), bool,
+                                                        len(blocks))
         out[pool.name] = _peak(blocks, mask, pool.name)
     return out
 
