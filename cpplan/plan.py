@@ -85,11 +85,10 @@ class Plan:
         ``lower_bound`` (reaching a proven bound is the proof) and ``feasible`` otherwise.
         It does not check the plan: :func:`ensure_valid` does.
         """
-        pl = {k: Placement(*v) for k, v in placements.items()}
         # numpy integers from planners become ints (JSON can write them; check accepts them);
         # anything else is kept for check to report.
-        pl = {k: Placement(v.pool, int(v.offset)) if _is_int(v.offset) and type(v.offset) is not int
-              else v for k, v in pl.items()}
+        pl = {k: Placement(pool, int(off) if type(off) is not int and _is_int(off) else off)
+              for k, (pool, off) in placements.items()}
         heights = {p.name: 0 for p in problem.pools}
         for b in problem.buffers:
             got = pl.get(b.id)
