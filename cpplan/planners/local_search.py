@@ -269,13 +269,14 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
     n = len(blocks)
     life = (blocks.times[blocks.end] - blocks.times[blocks.start]) if n else blocks.size
     cost = blocks.pool_cost
+    floor = _pool_floor(blocks, lower)
 
     def score() -> tuple[int, int]:
         h = placer.heights()
         objective = int((h * cost).sum()) * scale
         # Area of the blocks that stick out above their pool's share of the lower bound.
         tops = placer.offset + blocks.size
-        limit = _pool_floor(blocks, lower)[placer.pool_of]
+        limit = floor[placer.pool_of]
         over = np.maximum(tops - limit, 0)
         return objective, int((over * life).sum())
 
