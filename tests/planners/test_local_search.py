@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,18 +23,24 @@ local_search_module = importlib.import_module("cpplan.planners.local_search")
 FAST = {"max_placements": 300, "deterministic": True}
 
 
+@pytest.mark.parametrize("engine", ["decoder", "placer"])
 @settings(max_examples=30)
 @given(problems(max_buffers=10), st.integers(0, 3))
-def test_plans_are_valid_and_never_below_the_max_load(problem, seed):
-    try:
-        plan = get("local-search")(problem, seed=seed, **FAST)
-    except CapacityError as e:
-        assert "buffer" in str(e)
-        return
+def test_plans_are_valid_and_never_below_the_max_load(engine, problem, seed):
+    # Above DECODER_UP_TO blocks the search re-places suffixes with the Placer; a limit of -1
+    # forces that engine here.
+    up_to = local_search_module.DECODER_UP_TO if engine == "decoder" else -1
+    with patch.object(local_search_module, "DECODER_UP_TO", up_to):
+        try:
+            plan = get("local-search")(problem, seed=seed, **FAST)
+        except CapacityError as e:
+            assert "buffer" in str(e)
+            return
+        again = get("local-search")(problem, seed=seed, **FAST)
+    assert plan.stats["engine"] == engine
     assert check(problem, plan) == []
     assert plan.objective >= objective_lower_bound(problem)
     assert plan.objective <= plan.stats["start_objective"]
-    again = get("local-search")(problem, seed=seed, **FAST)
     assert again.placements == plan.placements  # deterministic mode: same seed, same plan
 
 
@@ -65,20 +72,3 @@ def test_both_modes_start_a_chain_and_the_stats_say_so():
     assert plan.stats["placements"] <= 5_000 + len(ORDERS) * 2 * 12  # starts are extra
     only = get("local-search")(tiling(), mode="first", max_placements=300, deterministic=True)
     assert [c.split("-")[0] for c in only.stats["chains"]] == ["first"]
-
-
-@settings(max_examples=20)
-@given(problems(max_buffers=10), st.integers(0, 3))
-def test_big_problems_use_the_placer_engine_with_the_same_guarantees(problem, seed):
-    # Above DECODER_UP_TO blocks the search re-places suffixes with the Placer; force it here.
-    with patch.object(local_search_module, "DECODER_UP_TO", -1):
-        try:
-            plan = get("local-search")(problem, seed=seed, **FAST)
-        except CapacityError as e:
-            assert "buffer" in str(e)
-            return
-        again = get("local-search")(problem, seed=seed, **FAST)
-    assert plan.stats["engine"] == "placer"
-    assert check(problem, plan) == []
-    assert plan.objective <= plan.stats["start_objective"]
-    assert again.placements == plan.placements
