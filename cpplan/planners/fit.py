@@ -136,14 +136,20 @@ def peak_first(blocks: Blocks, ranked: np.ndarray, weight: np.ndarray) -> np.nda
     return out
 
 
-def conflicts(blocks: Blocks) -> np.ndarray:
-    """Number of other blocks whose span shares a moment with each block's span."""
+def conflicts(blocks: Blocks, among: np.ndarray | None = None) -> np.ndarray:
+    """Number of other blocks whose span shares a moment with each block's span; with
+    ``among`` (block indices) only those blocks count."""
     n = len(blocks)
-    starts = np.sort(blocks.start)
-    ends = np.sort(blocks.end)
-    after = n - np.searchsorted(starts, blocks.end, side="left")  # start >= my end
+    if among is None:
+        starts, ends, m = np.sort(blocks.start), np.sort(blocks.end), n
+        own = 1
+    else:
+        starts, ends, m = np.sort(blocks.start[among]), np.sort(blocks.end[among]), len(among)
+        own = np.zeros(n, np.int64)
+        own[among] = 1
+    after = m - np.searchsorted(starts, blocks.end, side="left")  # start >= my end
     before = np.searchsorted(ends, blocks.start, side="right")  # end <= my start
-    return n - after - before - 1
+    return m - after - before - own
 
 
 def budget_orders(n: int) -> tuple[str, ...]:

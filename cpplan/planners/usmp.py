@@ -31,6 +31,7 @@ from ._greedy import (
     prepare,
     rand_r,
 )
+from .fit import conflicts
 from .registry import register
 
 _DOC = """
@@ -100,18 +101,12 @@ def _conflict_lists(problem: Problem, blocks, conflicts: Mapping[str, Sequence[s
 def _counts(blocks, arena: Arena, explicit) -> np.ndarray:
     """Number of conflicts per block: blocks overlapping its span (zero-size blocks conflict
     with nothing), or the length of its explicit list (TVM counts duplicates and itself)."""
-    n = len(blocks)
-    real = np.nonzero(arena.top > 0)[0]
-    s = np.sort(blocks.start[real])
-    e = np.sort(blocks.end[real])
-    later = len(s) - np.searchsorted(s, blocks.end, side="left")
-    earlier = np.searchsorted(e, blocks.start, side="right")
-    cnt = len(real) - later - earlier - (arena.top > 0)
+    cnt = conflicts(blocks, np.nonzero(arena.top > 0)[0])
     cnt[arena.top == 0] = 0
     if explicit is not None:
         for k, lst in explicit.items():
             cnt[k] = len(lst)
-    return cnt.astype(np.int64) if n else cnt
+    return cnt
 
 
 def _explicit_obstacles(arena: Arena, i: int, pool: int, explicit):
