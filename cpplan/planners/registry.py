@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from ..errors import CpplanError
 from ..plan import Plan
-from ..problem import Problem
 
 __all__ = ["PlannerInfo", "register", "get", "info", "names", "PLANNERS"]
 
@@ -71,7 +70,3 @@ def names(family: str | None = None) -> list[str]:
     """Registered planner names (of one family), sorted."""
     _load_all()
     return sorted(n for n, p in PLANNERS.items() if family is None or p.family == family)
-
-
-def run(name: str, problem: Problem, **options: object) -> Plan:
-    return get(name)(problem, **options)
