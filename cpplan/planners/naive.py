@@ -7,9 +7,10 @@ import time
 import numpy as np
 
 from ..blocks import make_blocks
-from ..errors import CapacityError
 from ..plan import Plan
 from ..problem import Problem
+from ._greedy import align_up
+from .placer import capacity_error
 from .registry import register
 
 
@@ -35,15 +36,14 @@ def plan(problem: Problem, **options: object) -> Plan:
     for i in np.nonzero(blocks.fixed < 0)[0]:
         for p in blocks.pools[i]:
             a = blocks.align_in(i, p)
-            off = -(-int(top[p]) // a) * a
+            off = align_up(int(top[p]), a)
             cap = blocks.pool_capacity[p]
             if cap < 0 or off + blocks.size[i] <= cap:
                 pool_of[i], offset[i] = p, off
                 top[p] = off + blocks.size[i]
                 break
         else:
-            rid = problem.buffers[blocks.root[i]].id
-            raise CapacityError(f"naive: buffer {rid!r} fits in none of its pools")
+            raise capacity_error(blocks, i, "naive")
     return blocks.to_plan(pool_of, offset, planner="naive", started=started)
 
 
