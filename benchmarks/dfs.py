@@ -16,18 +16,15 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from shared_sets import SETS, instance_files
 
 from cpplan.blocks import make_blocks
 from cpplan.bounds import max_load
 from cpplan.exact.dfs import fit
 from cpplan.exact.search import Control, probe
 from cpplan.io import read_problem
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
-SETS = {"challenging": "minimalloc-challenging", "idealloc": "idealloc"}
 
 
 def run(method: str, blocks, ids, h: int, limit: float, workers: int) -> tuple[str, float, str]:
@@ -56,13 +53,9 @@ def main() -> int:
     ap.add_argument("--capacity", type=int, default=1048576,
                     help="height asked on the challenging set (idealloc: the max-load)")
     args = ap.parse_args()
-    folder = SHARED / SETS[args.set]
-    if not folder.is_dir():
-        print(f"skipped: {folder} is absent (the shared benchmark sets are not on this machine)")
+    files = instance_files(args.set, args.names)
+    if files is None:
         return 0
-    files = sorted(folder.glob("*.csv"))
-    if args.names:
-        files = [f for f in files if f.stem.split(".")[0] in args.names]
     print(f"time limit {args.time_limit}s per method, workers {args.workers}")
     print(f"{'instance':<12}{'blocks':>7}{'height':>13}" +
           "".join(f"{m:>24}" for m in args.methods) + "   winner of the race")

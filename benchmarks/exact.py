@@ -15,14 +15,12 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
+
+from shared_sets import SETS, instance_files
 
 from cpplan.io import read_problem
 from cpplan.plan import check
 from cpplan.solve import solve
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
-SETS = {"challenging": "minimalloc-challenging", "idealloc": "idealloc"}
 
 
 def main() -> int:
@@ -34,13 +32,9 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--capacity", type=int, default=1048576, help="for fit mode")
     args = ap.parse_args()
-    folder = SHARED / SETS[args.set]
-    if not folder.is_dir():
-        print(f"skipped: {folder} is absent (the shared benchmark sets are not on this machine)")
+    files = instance_files(args.set, args.names)
+    if files is None:
         return 0
-    files = sorted(folder.glob("*.csv"))
-    if args.names:
-        files = [f for f in files if any(f.stem.split(".")[0] == n for n in args.names)]
     print(f"mode {args.mode}, time limit {args.time_limit}s, workers {args.workers}")
     print(f"{'instance':<12}{'buffers':>8}{'max-load':>12}{'height':>12}{'lower bound':>13}"
           f"{'status':>12}{'gap %':>9}{'seconds':>9}")
