@@ -188,14 +188,16 @@ def solve(
     try:
         # The heuristics get a tenth of the time, or all of it when no component is small
         # enough for CP-SAT.
-        exact_possible = exact and any(len(c) <= MAX_EXACT_BLOCKS for c in blocks.components())
+        comps = blocks.components()
+        exact_possible = exact and any(len(c) <= MAX_EXACT_BLOCKS for c in comps)
         share = min(max(time_limit * 0.1, 0.2), 10.0) if exact_possible else time_limit * 0.8
         _heuristics(problem, state, share, seed, deterministic, planners)
-        if exact and not (state.objective is not None and state.objective <= state.lower):
-            if goal == "fit" and state.objective is not None:
-                pass  # a plan within the capacities answers the question
-            elif blocks.n_pools == 1:
-                _exact_one_pool(state, control, goal)
+        # Done already: a plan at the bound, or (goal fit) any plan within the capacities.
+        settled = state.objective is not None and (goal == "fit"
+                                                   or state.objective <= state.lower)
+        if exact and not settled:
+            if blocks.n_pools == 1:
+                _exact_one_pool(state, control, goal, comps)
             else:
                 _exact_pools(state, control)
     finally:
@@ -207,17 +209,18 @@ def solve(
              "best_planner": state.planner}
     if state.objective is None:
         why = "; ".join(state.notes) or "no plan found"
-        if any(n.startswith("proved") for n in state.notes):
-            return Plan.infeasible(problem, why, planner="cpplan.solve", seconds=seconds)
         plan = Plan.infeasible(problem, why, planner="cpplan.solve", seconds=seconds)
-        return plan.with_record(status="unknown")
+        # Infeasible only with a proof; otherwise nothing was found in the time given.
+        proved = any(n.startswith("proved") for n in state.notes)
+        return plan if proved else plan.with_record(status="unknown")
     plan = blocks.to_plan(state.pools, state.offsets, planner=f"cpplan.solve:{state.planner}",
                           seconds=seconds, lower_bound=state.lower, stats=stats)
     state.emit("done", plan.status)
     return plan
 
 
-def _exact_one_pool(state: _State, control: Control, goal: str) -> None:
+def _exact_one_pool(state: _State, control: Control, goal: str,
+                    components: list[np.ndarray]) -> None:
     """One pool: work component by component, largest first, on those above the bound.
 
     ``fit``: one raced probe at the capacity per component. ``minimise``: descending probes, a
@@ -229,7 +232,7 @@ def _exact_one_pool(state: _State, control: Control, goal: str) -> None:
     b = state.blocks
     unit = b.scale * (int(b.pool_cost[0]) or 1)
     cap = int(b.pool_capacity[0]) if b.pool_capacity[0] >= 0 else None
-    comps = [c for c in b.components() if len(c)]
+    comps = [c for c in components if len(c)]
 
     def comp_height(c: np.ndarray) -> int | None:
         if state.offsets is None:
