@@ -1,4 +1,4 @@
-"""Heuristic planners: replicas of production allocators and cpplan's own.
+"""cpplan's own heuristic planners and the registry every planner is found in.
 
 Every module in this package registers its planners on import (see :mod:`.registry`);
 :func:`load_all` imports them all, so a new module needs no other change.
@@ -24,6 +24,12 @@ def load_all() -> None:
     for mod in pkgutil.iter_modules(__path__):
         if mod.name not in ("registry",) and not mod.name.startswith("_"):
             importlib.import_module(f"{__name__}.{mod.name}")
+    # The replicas of production allocators live in cpplan.replicas and register the same way.
+    from .. import replicas
+
+    for mod in pkgutil.iter_modules(replicas.__path__):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"{replicas.__name__}.{mod.name}")
     # The exact planners live in cpplan.exact and register themselves the same way.
     try:
         importlib.import_module("cpplan.exact")

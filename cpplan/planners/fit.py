@@ -105,7 +105,7 @@ def peak_first(blocks: Blocks, ranked: np.ndarray, weight: np.ndarray) -> np.nda
     block of ``ranked`` alive there; repeat.
 
     The loop of :func:`peak_order` and of Glow's two max-live-size strategies
-    (:mod:`cpplan.planners.glow`), which differ only in the preference and the weights.
+    (:mod:`cpplan.replicas.glow`), which differ only in the preference and the weights.
     """
     rs, re = blocks.start[ranked], blocks.end[ranked]
     nt = max(len(blocks.times), 1)

@@ -160,7 +160,7 @@ class Placer:
     def put(self, i: int, pool: int, offset: int) -> None:
         """Record block ``i`` at ``offset`` in ``pool``, unchecked: for callers that choose
         offsets by their own rule and keep the placer as their index of placed blocks (the
-        replica planners' arena, :mod:`cpplan.planners._greedy`)."""
+        replica planners' arena, :mod:`cpplan.replicas._greedy`)."""
         self._commit(i, pool, offset)
 
     def _commit(self, i: int, pool: int, off: int) -> None:
@@ -400,7 +400,7 @@ class PieceIndex:
     """Static index of the pieces of ``blocks`` for time-overlap queries (the tiers of the module
     docstring). Pieces with ``hi <= lo`` are left out; ``hi`` (one per piece, default
     ``blocks.piece_hi``) lets a caller that pads blocks say which pieces take bytes. Also the
-    index of the replica planners' arena (:mod:`cpplan.planners._greedy`)."""
+    index of the replica planners' arena (:mod:`cpplan.replicas._greedy`)."""
 
     def __init__(self, blocks: Blocks, hi: np.ndarray | None = None) -> None:
         ps, pe = blocks.piece_start, blocks.piece_end

@@ -9,7 +9,7 @@ import pytest
 from cpplan.bounds import max_load
 from cpplan.io import read_problem
 from cpplan.io.native import problem_to_dict
-from cpplan.planners.naive import plan as naive_plan
+from cpplan.replicas.naive import plan as naive_plan
 
 INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 FILES = sorted([*INSTANCES.glob("onnx/*.json"), *INSTANCES.glob("hand/*.json")])

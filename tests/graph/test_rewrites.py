@@ -9,8 +9,8 @@ from memsim import simulate
 from cpplan.blocks import make_blocks
 from cpplan.bounds import max_load
 from cpplan.graph import Graph, concat_is_contiguous, to_problem
-from cpplan.planners.naive import plan as naive_plan
 from cpplan.problem import Alias
+from cpplan.replicas.naive import plan as naive_plan
 
 ALL = {"in_place": True, "concat_in_place": True}
 

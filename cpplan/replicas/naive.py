@@ -8,10 +8,10 @@ import numpy as np
 
 from ..blocks import make_blocks
 from ..plan import Plan
+from ..planners.placer import capacity_error
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import align_up
-from .placer import capacity_error
-from .registry import register
 
 
 @register("naive", family="replica", reproduces="the no-reuse baseline of the memory-planning "

@@ -223,8 +223,9 @@ def test_merged_obstacles_place_like_the_plain_index(choose, problem, alignment,
     problems) places every block where the plain per-piece index does."""
     import numpy as np
 
-    from cpplan.planners import _greedy, placer
-    from cpplan.planners.tflite import _choose as tflite_choose
+    from cpplan.planners import placer
+    from cpplan.replicas import _greedy
+    from cpplan.replicas.tflite import _choose as tflite_choose
 
     fn = {"first": _greedy.choose_first_fit, "best": _greedy.choose_best_fit,
           "tflite": tflite_choose}[choose]
@@ -257,8 +258,7 @@ def test_gpu_nearest_objects_match_the_brute_force_definition(spans, picks):
     batches) against the definition: the smallest distance to an object none of whose records
     intersects the record, the lowest object on ties."""
     import numpy as np
-
-    from cpplan.planners.tflite_gpu import INF, _Gaps
+    from cpplan.replicas.tflite_gpu import INF, _Gaps
 
     first = np.asarray([f for f, _ in spans], np.int64)
     last = first + np.asarray([d for _, d in spans], np.int64)

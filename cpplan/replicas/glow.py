@@ -13,10 +13,10 @@ import time
 import numpy as np
 
 from ..plan import Plan
+from ..planners.fit import peak_first
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import Arena, check_alignment, choose_first_fit, finish, padded_sizes, prepare
-from .fit import peak_first
-from .registry import register
 
 NAME = "glow-best-of-3"
 STRATEGIES = ("max-live-size-max-buff-size", "max-live-size-max-buff-time", "same-order")
@@ -42,7 +42,7 @@ def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
 
     Extensions: the live-size profile counts all blocks whatever their pool and "used" is the
     sum of the pool heights; fixed offsets, aliases (blocks, counted over their span) and
-    zero-size blocks as in :mod:`cpplan.planners._greedy`. Glow refuses up front when the
+    zero-size blocks as in :mod:`cpplan.replicas._greedy`. Glow refuses up front when the
     max-load exceeds the memory; here a block that fits no pool raises CapacityError.
     """
     started = time.perf_counter()

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..errors import CapacityError
-from .placer import PieceIndex, Placer, capacity_error
+from ..planners.placer import PieceIndex, Placer, capacity_error
 
 INF = np.iinfo(np.int64).max // 4
 EMPTY = np.zeros(0, np.int64)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan import Plan
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import check_alignment, choose_first_fit, offset_plan
-from .registry import register
 
 NAME = "tflm-greedy"
 
@@ -36,7 +36,7 @@ def plan(problem: Problem, *, alignment: int = 16, **options: object) -> Plan:
       the capacity check sees); offsets are aligned to it too (lcm with each block's and
       pool's alignment), which TFLM gets for free from the rounded sizes.
 
-    Extensions: pools, aliases and zero-size blocks as in :mod:`cpplan.planners._greedy`.
+    Extensions: pools, aliases and zero-size blocks as in :mod:`cpplan.replicas._greedy`.
     """
     align_b = check_alignment(alignment)
 

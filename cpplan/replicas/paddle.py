@@ -8,9 +8,9 @@ Reproduces PaddlePaddle/Paddle,
 from __future__ import annotations
 
 from ..plan import Plan
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import check_alignment, objects_plan, replay
-from .registry import register
 
 NAME = "paddle-reuse"
 
@@ -35,7 +35,7 @@ def plan(problem: Problem, *, level: int = 0, alignment: int = 1, **options: obj
 
     Extensions: only blocks with the same candidate pools share (Paddle's dtype check);
     fixed offsets, aliases (a block with its span) and zero-size blocks as in
-    :mod:`cpplan.planners._greedy`.
+    :mod:`cpplan.replicas._greedy`.
     """
     align_b = check_alignment(alignment)
     if level not in (0, 1):

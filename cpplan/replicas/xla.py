@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan import Plan
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import check_alignment, choose_best_fit, offset_plan
-from .registry import register
 
 _DOC = """
 
@@ -31,7 +31,7 @@ _DOC = """
     * colocations are cpplan's aliases (the block is placed as one); no preferred offsets, no
       slicing, no size limit per heap.
 
-    Extensions: pools, fixed offsets and zero-size blocks as in :mod:`cpplan.planners._greedy`.
+    Extensions: pools, fixed offsets and zero-size blocks as in :mod:`cpplan.replicas._greedy`.
     """
 
 

@@ -20,6 +20,8 @@ import numpy as np
 
 from ..bounds import load_profile
 from ..plan import Plan
+from ..planners.fit import conflicts
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import (
     EMPTY,
@@ -31,8 +33,6 @@ from ._greedy import (
     prepare,
     rand_r,
 )
-from .fit import conflicts
-from .registry import register
 
 _DOC = """
 
@@ -49,7 +49,7 @@ _DOC = """
       up to the block's own alignment so that the plan stays valid.
 
     Extensions: fixed offsets, aliases (blocks) and zero-size blocks as in
-    :mod:`cpplan.planners._greedy`; conflicts counted over block spans.
+    :mod:`cpplan.replicas._greedy`; conflicts counted over block spans.
     """
 
 _HILL_DOC = """

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan import Plan
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import align_up, check_alignment, offset_plan, scan
-from .registry import register
 
 NAME = "tflite-arena"
 
@@ -40,7 +40,7 @@ def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
       times the lower bound, on ``instances/tiny.csv``); ``alignment=1`` plans without it.
 
     Extensions: pools, fixed offsets, aliases and zero-size blocks as in
-    :mod:`cpplan.planners._greedy` (TFLite has one arena; zero-size tensors get offset 0 as in
+    :mod:`cpplan.replicas._greedy` (TFLite has one arena; zero-size tensors get offset 0 as in
     TFLite).
     """
     align_b = check_alignment(alignment)

@@ -12,7 +12,7 @@ A *record* is a block with its span: TFLite's usage interval ``[first_task, last
 inclusive, so it is ``[start, end - 1]`` here and two records intersect exactly when their
 lifetimes overlap. Object strategies share whole objects among blocks with the same candidate
 pools; objects are laid end to end in object order (``ObjectsToOffsets``), see
-:func:`cpplan.planners._greedy.lay_out_objects`. TFLite sorts with ``std::sort``; remaining ties
+:func:`cpplan.replicas._greedy.lay_out_objects`. TFLite sorts with ``std::sort``; remaining ties
 go by block index here (what libstdc++ does for the small inputs of TFLite's tests).
 """
 
@@ -24,9 +24,9 @@ import heapq
 import numpy as np
 
 from ..plan import Plan
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import INF, check_alignment, choose_best_fit, objects_plan, offset_plan
-from .registry import register
 
 _REPRO = "tensorflow/tensorflow, tensorflow/lite/delegates/gpu/common/memory_management/"
 
@@ -42,7 +42,7 @@ def greedy_by_size(problem: Problem, *, alignment: int = 1, **options: object) -
     lowest on ties); none: right after the highest overlapping end. ``alignment`` (bytes,
     default 1, as the unit tests call it) aligns offsets, never sizes, together with each
     block's and pool's alignment. Extensions (pools, fixed offsets, aliases, zero-size blocks)
-    as in :mod:`cpplan.planners._greedy`.
+    as in :mod:`cpplan.replicas._greedy`.
     """
     align_b = check_alignment(alignment)
 

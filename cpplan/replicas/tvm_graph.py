@@ -11,9 +11,9 @@ import bisect
 from itertools import count
 
 from ..plan import Plan
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import check_alignment, objects_plan, replay
-from .registry import register
 
 NAME = "tvm-graph-plan-memory"
 
@@ -41,7 +41,7 @@ def plan(problem: Problem, *, alignment: int = 1, match_range: int = 16,
 
     Extensions: tokens are shared only among blocks with the same candidate pools (TVM's
     device check); fixed offsets, aliases (a block with its span) and zero-size blocks as in
-    :mod:`cpplan.planners._greedy`. Sizes are compared in bytes.
+    :mod:`cpplan.replicas._greedy`. Sizes are compared in bytes.
     """
     align_b = check_alignment(alignment)
     if isinstance(match_range, bool) or not isinstance(match_range, int) or match_range < 0:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan import Plan
+from ..planners.registry import register
 from ..problem import Problem
 from ._greedy import align_up, best_fit, check_alignment, offset_plan
-from .registry import register
 
 NAME = "ort-online-best-fit"
 
@@ -42,7 +42,7 @@ def plan(problem: Problem, *, alignment: int = 256, **options: object) -> Plan:
 
     Extensions: one peak per pool (ORT has one pattern per allocator location), fixed offsets,
     aliases and zero-size blocks (ORT gives those offset 0, untraced) as in
-    :mod:`cpplan.planners._greedy`.
+    :mod:`cpplan.replicas._greedy`.
     """
     align_b = check_alignment(alignment)
 
