@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import Blocks, make_blocks
-from .bounds import capacity_conflict, max_load, objective_lower_bound
+from .bounds import capacity_conflict, max_load, objective_lower_bound, stacking_height
 from .errors import CapacityError, CpplanError, PlanError
 from .exact.search import Control, Outcome, minimise, probe
 from .plan import Plan
@@ -269,7 +269,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
         while control.remaining() > 0.05:
             lo = lower_h()
             h = comp_height(c)
-            hi = h if h is not None else (cap + 1 if cap is not None else int(b.size[c].sum()) + 1)
+            hi = h if h is not None else (cap + 1 if cap is not None
+                                          else stacking_height(b, c, 0) + 1)
             if hi <= lo:
                 break
             target = lo if first else (max(gave_up, lo - 1) + hi) // 2
@@ -297,7 +298,7 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
         if left > 0.5 and (h is None or h > lower_h()):
             hmax = cap if h is None else (h if cap is None else min(h, cap))
             if hmax is None:
-                hmax = int(b.size[c].sum())
+                hmax = stacking_height(b, c, 0)
             hint = None if state.offsets is None else (np.zeros(len(c), np.int64),
                                                         state.offsets[c])
 
@@ -346,10 +347,16 @@ def _exact_pools(state: _State, control: Control) -> None:
     ids = np.arange(len(b))
     own = max_load(b)
     height_min = {p: own[pool.name].bytes // b.scale for p, pool in enumerate(b.problem.pools)}
+    # Proven caps only (a cap that loses the optimum is a false proof): the stacking height,
+    # the capacity, and what the best plan's objective allows a pool of non-zero cost.
     height_max = {}
     for p in range(b.n_pools):
-        cap = int(b.pool_capacity[p])
-        height_max[p] = cap if cap >= 0 else int(b.size.sum())
+        cap = stacking_height(b, ids, p)
+        if b.pool_capacity[p] >= 0:
+            cap = min(cap, int(b.pool_capacity[p]))
+        if state.objective is not None and b.pool_cost[p] > 0:
+            cap = min(cap, state.objective // (b.scale * int(b.pool_cost[p])))
+        height_max[p] = max(cap, height_min[p])
     hint = None if state.offsets is None else (state.pools, state.offsets)
 
     def report(obj: float, bound: float) -> None:

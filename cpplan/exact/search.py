@@ -162,7 +162,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
                 if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
                     pools, offs = pm.read(solver)
                     result.append(Outcome("feasible", pools, offs, detail=f"order {order}"))
-                elif status == cp_model.INFEASIBLE and not pm.restricted:
+                elif status == cp_model.INFEASIBLE:
                     result.append(Outcome("infeasible", detail=f"order {order}"))
                 else:
                     continue
@@ -238,11 +238,10 @@ def minimise(blocks: Blocks, ids: np.ndarray, control: Control, *, height_max: d
         and status != cp_model.MODEL_INVALID else None
     if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
         pools, offs = pm.read(solver)
-        proven = status == cp_model.OPTIMAL and not pm.restricted
-        return Outcome("optimal" if proven else "feasible", pools, offs,
-                       bound if not pm.restricted else None)
+        return Outcome("optimal" if status == cp_model.OPTIMAL else "feasible", pools, offs,
+                       bound)
     if status == cp_model.INFEASIBLE:
-        return Outcome("infeasible" if not pm.restricted else "unknown")
+        return Outcome("infeasible")
     if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
         raise RuntimeError(f"CP-SAT rejected the model: {pm.model.validate()}")
-    return Outcome("unknown", bound=bound if not pm.restricted else None)
+    return Outcome("unknown", bound=bound)
