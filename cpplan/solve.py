@@ -37,6 +37,7 @@ from .exact.search import minimise, probe
 from .plan import Plan
 from .planners import registry
 from .problem import Problem
+from .replicas.naive import stack
 
 __all__ = ["solve", "Progress"]
 
@@ -116,8 +117,8 @@ def _block_arrays(blocks: Blocks, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 def _heuristics(problem: Problem, state: _State, budget: Budget, seed: int,
                 planners: list[str] | None) -> None:
     """The heuristic planners, each under ``budget`` (interrupted when it expires). Should none
-    give a plan in time, the ``naive`` stacking plan (one pass, no search) is the fallback, so
-    that a solve always has a plan to return when one is easy to have."""
+    give a plan in time, the ``naive`` stacking (one pass, no search) is the fallback, so that a
+    solve always has a plan to return when one is easy to have."""
     hinted = _hinted(state)
     if hinted is not None and state.offer(*hinted, "hints"):
         state.emit("heuristic", "the problem's hints")
@@ -142,11 +143,10 @@ def _heuristics(problem: Problem, state: _State, budget: Budget, seed: int,
             state.emit("heuristic", f"{plan.planner or name}")
     if state.objective is None and out_of_time:
         try:
-            plan = registry.get("naive")(problem)
+            state.offer(*stack(state.blocks), "naive")  # checked with the final plan
         except CapacityError as e:
             failures.append(f"naive: {e}")
         else:
-            state.offer(*_block_arrays(state.blocks, plan), "naive")
             state.emit("heuristic", "naive (the heuristics were cut short)")
     if state.objective is None and failures:
         state.notes.append("heuristics could not meet the capacities (" + "; ".join(failures[:2])

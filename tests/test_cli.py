@@ -8,6 +8,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cpplan import Alias, Buffer, Plan, Pool, Problem
 from cpplan.cli import main
@@ -361,3 +363,31 @@ def test_an_interrupted_run_says_so():
     plan = Plan.build(PROBLEM, {"a": ("default", 0), "b": ("default", 64), "c": ("default", 0)},
                       stats={"interrupted": True})
     assert "interrupted" in plan.summary()
+
+
+VALID_JSON = json.dumps({"format": "cpplan-problem", "version": 1,
+                         "pools": [{"name": "sram", "capacity": 4096, "alignment": 16}],
+                         "buffers": [{"id": "a", "size": 64, "start": 0, "end": 4, "offset": 0},
+                                     {"id": "b", "size": 32, "start": 2, "end": 6,
+                                      "alignment": 16}],
+                         "aliases": []})
+VALID_CSV = CSV_HEAD + "a,0,4,64\nb,2,6,32\n"
+
+
+@given(st.sampled_from([("p.json", VALID_JSON), ("p.csv", VALID_CSV)]),
+       st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(max_size=4)),
+                min_size=1, max_size=4))
+def test_mangled_files_get_one_line_or_work(tmp_path_factory, base, edits):
+    # Fuzzing: cut, repeat, replace or insert characters of a valid file; the CLI either reads
+    # it or says what is wrong in one line; it never shows a traceback.
+    name, text = base
+    for where, how, piece in edits:
+        k = int(where * len(text))
+        text = [text[:k], text[:k] + text[k:] * 2, text[:k] + piece + text[k + 1:],
+                text[:k] + piece + text[k:]][how]
+    path = tmp_path_factory.mktemp("fuzz") / name
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    result = run("info", path)
+    assert result.exit_code in (0, 2), (result.exit_code, result.output, result.exception)
+    if result.exit_code == 2:
+        assert_user_error(result)
