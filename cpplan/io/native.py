@@ -147,7 +147,12 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 
 
 def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Plan:
-    """The plan in ``data`` for ``problem`` (heights recomputed; not checked)."""
+    """The plan in ``data`` for ``problem``, not checked.
+
+    The file's ``heights`` are kept as stated (a runtime allocates what the plan says), so that
+    :func:`cpplan.check` reports a stated height that disagrees with the offsets; without a
+    ``heights`` field they are computed from the offsets.
+    """
     data = _header(data, "plan", source)
     status = data.get("status", "feasible")
     if status not in STATUSES:
@@ -184,10 +189,27 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
                       seconds=float(seconds), lower_bound=lb,
                       status="feasible" if status == "optimal" else status,
                       explanation=str(data.get("explanation", "")), stats=stats)
+    if "heights" in data:
+        plan = _stated_heights(plan, problem, data["heights"], source)
     # A file's claim of optimality is kept only when its own numbers support it.
     if status == "optimal" and lb is not None and plan.objective <= lb:
         plan = plan.with_record(status="optimal")
     return plan
+
+
+def _stated_heights(plan: Plan, problem: Problem, heights: Any, source: str) -> Plan:
+    """``plan`` with the heights its file states (every pool of the problem, integers)."""
+    heights = _expect(heights, dict, "heights", source)
+    for name, h in heights.items():
+        if name not in problem.pool_index:
+            raise FormatError(f"no pool {name!r} in the problem", source=source,
+                              field="heights")
+        if isinstance(h, bool) or not isinstance(h, int):
+            raise FormatError(f"must be an integer, got {h!r}", source=source, pool=name,
+                              field="heights")
+    stated = {p.name: heights.get(p.name, 0) for p in problem.pools}
+    objective = sum(p.cost * stated[p.name] for p in problem.pools)
+    return plan.with_record(heights=stated, objective=objective)
 
 
 def _load(path: Path) -> Any:
