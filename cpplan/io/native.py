@@ -16,6 +16,10 @@ A plan file::
      "seconds": 1.2, "lower_bound": 1024, "objective": 1024, "gap": 0.0,
      "heights": {"default": 1024}, "explanation": "", "stats": {...},
      "placements": [{"id": "x", "pool": "default", "offset": 0}, ...]}
+
+An infeasible plan has no placements and may carry ``"conflict": {"buffers": [...],
+"irreducible": true, "how": "exact"}``: buffers that cannot fit together. A plan's ``heights``
+are what a runtime allocates: they are kept as stated and checked against the offsets.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, ProblemError
-from ..plan import STATUSES, Placement, Plan
+from ..plan import STATUSES, Conflict, Placement, Plan
 from ..problem import Alias, Buffer, Pool, Problem
 from .atomic import write_text_atomic
 from .text import read_text
@@ -136,7 +140,7 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    return {
+    out = {
         "format": "cpplan-plan", "version": VERSION, "planner": plan.planner,
         "status": plan.status, "seconds": round(plan.seconds, 6),
         "lower_bound": plan.lower_bound, "objective": plan.objective, "gap": plan.gap,
@@ -144,6 +148,11 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "placements": [{"id": k, "pool": v.pool, "offset": v.offset}
                        for k, v in plan.placements.items()],
     }
+    if plan.conflict is not None:
+        c = plan.conflict
+        out["conflict"] = {"buffers": list(c.buffers), "irreducible": c.irreducible,
+                           "how": c.how}
+    return out
 
 
 def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Plan:
@@ -176,7 +185,8 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
         placements[bid] = Placement(str(pool), off)
     if status == "infeasible":
         return Plan.infeasible(problem, str(data.get("explanation", "")),
-                               planner=str(data.get("planner", "")))
+                               planner=str(data.get("planner", "")),
+                               conflict=_conflict(data.get("conflict"), problem, source))
     lb = data.get("lower_bound")
     if lb is not None and (isinstance(lb, bool) or not isinstance(lb, int)):
         raise FormatError(f"must be an integer or null, got {lb!r}", source=source,
@@ -195,6 +205,19 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
     if status == "optimal" and lb is not None and plan.objective <= lb:
         plan = plan.with_record(status="optimal")
     return plan
+
+
+def _conflict(data: Any, problem: Problem, source: str) -> Conflict | None:
+    if data is None:
+        return None
+    data = _fields(data, {"buffers", "irreducible", "how"}, "conflict", source)
+    ids = _expect(data.get("buffers", []), list, "conflict.buffers", source)
+    for bid in ids:
+        if str(bid) not in problem.index:
+            raise FormatError("not a buffer of the problem", source=source, buffer=str(bid),
+                              field="conflict")
+    return Conflict(tuple(map(str, ids)), bool(data.get("irreducible", False)),
+                    str(data.get("how", "")))
 
 
 def _stated_heights(plan: Plan, problem: Problem, heights: Any, source: str) -> Plan:
