@@ -24,7 +24,8 @@ How:
 The probes are :func:`cpplan.exact.search.probe` (CP-SAT raced against the branch-and-bound
 search). Its "no" is a proof only when the model is exact; where a block's candidate pools have
 different base alignments the model is a restriction (``restricted``) and answers "unknown", so
-such blocks are split here into one probe per choice of pool (few blocks, few choices).
+there the search branches on which alignment such a block gets (one probe per branch, and only
+when the first probe had no answer).
 
 Sets are of blocks: a buffer stands for itself and the buffers aliased into it, named by the
 root buffer's id.
@@ -33,7 +34,6 @@ root buffer's id.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 
 import numpy as np
@@ -45,10 +45,6 @@ from ..problem import Problem
 from .search import Control, probe
 
 __all__ = ["Conflict", "irreducible_conflict"]
-
-# Choices of pools tried one by one for blocks the model can only restrict (see the docstring).
-MAX_SPLIT = 64
-
 
 def irreducible_conflict(problem: Problem | Blocks, *, budget: float = 10.0,
                          workers: int = 1, seed: int = 0,
@@ -170,20 +166,35 @@ def _fits(blocks: Blocks, ids: np.ndarray, control: Control) -> bool | None:
     if control.remaining() <= 0:
         return None
     heights = _heights(blocks, ids)
-    split = [i for i in ids.tolist() if len({blocks.align_in(i, p) for p in blocks.pools[i]}) > 1]
-    choices = [blocks.pools[i] for i in split]
-    if not split or np.prod([len(c) for c in choices], dtype=np.float64) > MAX_SPLIT:
-        return _probe(blocks, ids, heights, control)
+    for i in ids.tolist():
+        if all(max(int(blocks.fixed[i]), 0) + int(blocks.size[i]) > heights[p]
+               for p in blocks.pools[i]):
+            return False  # fits in none of its pools, whatever the others do
+    answer = _probe(blocks, ids, heights, control)
+    if answer is not None:
+        return answer
+    # The model aligns a block whose candidate pools have different base alignments to all of
+    # them (a restriction, so its "no" is no proof): branch on which alignment it gets.
+    split = next((i for i in ids.tolist() if len(_classes(blocks, i)) > 1), None)
+    if split is None:
+        return None  # out of time
     answers = []
-    for pick in itertools.product(*choices):
+    for pools_i in _classes(blocks, split):
         pools = list(blocks.pools)
-        for i, p in zip(split, pick, strict=True):
-            pools[i] = (p,)
-        answer = _probe(dataclasses.replace(blocks, pools=tuple(pools)), ids, heights, control)
+        pools[split] = pools_i
+        answer = _fits(dataclasses.replace(blocks, pools=tuple(pools)), ids, control)
         if answer:
             return True
         answers.append(answer)
     return False if all(a is False for a in answers) else None
+
+
+def _classes(blocks: Blocks, i: int) -> list[tuple[int, ...]]:
+    """Block ``i``'s candidate pools grouped by the alignment it has in them (order kept)."""
+    out: dict[int, list[int]] = {}
+    for p in blocks.pools[i]:
+        out.setdefault(blocks.align_in(i, p), []).append(p)
+    return [tuple(v) for v in out.values()]
 
 
 def _probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int],
