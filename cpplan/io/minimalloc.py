@@ -173,6 +173,9 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
         if bid not in problem.index:
             raise FormatError("not a buffer of the problem (is this the plan of another "
                               "problem?)", source=str(path), line=line, field="id", buffer=bid)
+        if not row["offset"]:
+            raise FormatError("missing: a plan gives every buffer an offset", source=str(path),
+                              line=line, field="offset", buffer=bid)
         off = _int(row["offset"], "offset", str(path), line, bid)
         pool = row.get("pool") or problem.candidates(bid)[0]
         placements[bid] = Placement(pool, off)
