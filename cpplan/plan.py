@@ -40,10 +40,12 @@ class Conflict:
     how: str
 
     def describe(self, show: int = 8) -> str:
-        """``these 3 buffers cannot fit together (irreducible): a, b, c``; at most ``show``
-        ids, then ``+N more``."""
+        """``these 3 buffers cannot fit together (irreducible): a, b, c``, at most ``show`` ids
+        and then ``+N more``; or ``this buffer cannot fit on its own: a``."""
         names = ", ".join(self.buffers[:show])
         more = f" +{len(self.buffers) - show} more" if len(self.buffers) > show else ""
+        if len(self.buffers) == 1:
+            return f"this buffer cannot fit on its own: {names}"
         what = "irreducible" if self.irreducible else "not shown irreducible"
         return f"these {len(self.buffers)} buffers cannot fit together ({what}): {names}{more}"
 

@@ -187,7 +187,7 @@ def test_cli_invalid_capacity(example, tmp_path):
     result = run("solve", example, "--capacity", "1", "--fit", "-o", out, "-q")
     assert result.exit_code == 1 and not out.exists()
     assert len(result.stdout.splitlines()) == 1
-    assert "these 1 buffers cannot fit together (irreducible): b" in result.stdout
+    assert "this buffer cannot fit on its own: b" in result.stdout
 
 
 def test_cli_minimize_capacity(example, tmp_path):

@@ -278,3 +278,15 @@ def test_a_plan_file_keeps_its_stated_heights(tmp_path):
         plan_from_dict({**data, "heights": {"dram": 16}}, problem)
     with pytest.raises(FormatError, match="pool 'sram': heights: must be an integer"):
         plan_from_dict({**data, "heights": {"sram": "16"}}, problem)
+
+
+def test_an_infeasible_plan_keeps_its_conflict():
+    from cpplan.plan import Conflict
+
+    problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)), (Pool("sram", 12),))
+    plan = Plan.infeasible(problem, "too small", conflict=Conflict(("a", "b"), True, "max-load"))
+    data = json.loads(json.dumps(plan_to_dict(plan)))
+    assert data["conflict"] == {"buffers": ["a", "b"], "irreducible": True, "how": "max-load"}
+    assert plan_from_dict(data, problem).conflict == plan.conflict
+    with pytest.raises(FormatError, match="buffer 'zz': conflict"):
+        plan_from_dict({**data, "conflict": {"buffers": ["zz"]}}, problem)
