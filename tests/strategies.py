@@ -29,7 +29,7 @@ from cpplan.plan import Placement, Plan
 from cpplan.problem import Alias, Buffer, Pool, Problem
 
 __all__ = ["problems", "csv_problems", "buffer_ids", "valid_plans", "naive_plan", "break_plan",
-           "BREAKS", "brute_overlaps", "brute_max_load", "brute_fits", "lcm", "round_up"]
+           "BREAKS", "brute_overlaps", "brute_max_load", "lcm", "round_up"]
 
 ALIGNMENTS = (1, 1, 1, 1, 2, 4, 8, 16, 3, 6, 12)
 POOL_ALIGNMENTS = (1, 1, 1, 2, 4, 8, 3)
@@ -379,45 +379,3 @@ def brute_max_load(problem: Problem, pool_filter: Callable[[str], bool]) -> tupl
             best, at = load, t
     return best, at
 
-
-def brute_fits(problem: Problem, ids: set[str] | None = None) -> bool:
-    """Whether buffers ``ids`` (default: all) can be placed together, by trying every candidate
-    pool and every offset aligned to the buffer and the pool within the capacity, one buffer after
-    another (the reference for feasibility; small problems without aliases only). An unbounded
-    pool is searched up to a height where stacking everything above the fixed buffers fits."""
-    assert not problem.aliases, "brute_fits does not handle aliases"
-    bufs = [b for b in problem.buffers if ids is None or b.id in ids]
-    pools = {p.name: p for p in problem.pools}
-    room = sum(b.size + lcm(b.alignment, *(p.alignment for p in problem.pools)) for b in bufs)
-    room += max((b.offset + b.size for b in bufs if b.offset is not None), default=0)
-    options = []
-    for b in bufs:
-        opts = []
-        for name in problem.candidates(b):
-            pool = pools[name]
-            cap = room if pool.capacity is None else pool.capacity
-            a = lcm(b.alignment, pool.alignment)
-            offsets = [b.offset] if b.offset is not None else range(0, cap + 1, a)
-            opts += [(name, o) for o in offsets if o % a == 0 and o + b.size <= cap]
-        options.append(opts)
-    order = sorted(range(len(bufs)), key=lambda i: (len(options[i]), i))
-    placed: list[tuple[Buffer, str, int]] = []
-
-    def clash(b: Buffer, pool: str, off: int) -> bool:
-        return any(q == pool and b.size > 0 and c.size > 0 and b.start < c.end
-                   and c.start < b.end and off < o + c.size and o < off + b.size
-                   for c, q, o in placed)
-
-    def place(k: int) -> bool:
-        if k == len(order):
-            return True
-        b = bufs[order[k]]
-        for pool, off in options[order[k]]:
-            if not clash(b, pool, off):
-                placed.append((b, pool, off))
-                if place(k + 1):
-                    return True
-                placed.pop()
-        return False
-
-    return place(0)

@@ -20,7 +20,7 @@ from cpplan.io.minimalloc import parse_problem, plan_to_csv, problem_to_csv
 from cpplan.plan import Plan
 from cpplan.solve import solve
 from tests import minimalloc_cases as mm
-from tests.strategies import brute_fits
+from tests.bruteforce import fits as brute_fits
 
 GAPS = pytest.mark.xfail(strict=True, reason="gaps land with issue 14")
 

@@ -22,10 +22,7 @@ How:
    An answer that runs out of time keeps the block and marks the result not irreducible.
 
 The probes are :func:`cpplan.exact.search.probe` (CP-SAT raced against the branch-and-bound
-search). Its "no" is a proof only when the model is exact; where a block's candidate pools have
-different base alignments the model is a restriction (``restricted``) and answers "unknown", so
-there the search branches on which alignment such a block gets (one probe per branch, and only
-when the first probe had no answer).
+search): a "yes" comes with a packing, a "no" is a proof.
 
 Sets are of blocks: a buffer stands for itself and the buffers aliased into it, named by the
 root buffer's id.
@@ -33,16 +30,14 @@ root buffer's id.
 
 from __future__ import annotations
 
-import dataclasses
-import time
-
 import numpy as np
 
 from ..blocks import Blocks, make_blocks
 from ..bounds import load_profile
 from ..plan import Conflict
 from ..problem import Problem
-from .search import Control, probe
+from .control import Control
+from .search import probe
 
 __all__ = ["Conflict", "irreducible_conflict"]
 
@@ -55,8 +50,8 @@ def irreducible_conflict(problem: Problem | Blocks, *, budget: float = 10.0,
     infeasibility was not proven in time). The set returned is always proven infeasible.
     """
     blocks = problem if isinstance(problem, Blocks) else make_blocks(problem)
-    control = Control(time.perf_counter() + max(budget, 0.0), workers=workers, seed=seed,
-                      deterministic=deterministic)
+    control = Control.of(max(budget, 0.0), workers=workers, seed=seed,
+                         deterministic=deterministic)
     found = _load_conflict(blocks)
     how = "max-load"
     if found is not None and found[1]:
@@ -170,31 +165,7 @@ def _fits(blocks: Blocks, ids: np.ndarray, control: Control) -> bool | None:
         if all(max(int(blocks.fixed[i]), 0) + int(blocks.size[i]) > heights[p]
                for p in blocks.pools[i]):
             return False  # fits in none of its pools, whatever the others do
-    answer = _probe(blocks, ids, heights, control)
-    if answer is not None:
-        return answer
-    # The model aligns a block whose candidate pools have different base alignments to all of
-    # them (a restriction, so its "no" is no proof): branch on which alignment it gets.
-    split = next((i for i in ids.tolist() if len(_classes(blocks, i)) > 1), None)
-    if split is None:
-        return None  # out of time
-    answers = []
-    for pools_i in _classes(blocks, split):
-        pools = list(blocks.pools)
-        pools[split] = pools_i
-        answer = _fits(dataclasses.replace(blocks, pools=tuple(pools)), ids, control)
-        if answer:
-            return True
-        answers.append(answer)
-    return False if all(a is False for a in answers) else None
-
-
-def _classes(blocks: Blocks, i: int) -> list[tuple[int, ...]]:
-    """Block ``i``'s candidate pools grouped by the alignment it has in them (order kept)."""
-    out: dict[int, list[int]] = {}
-    for p in blocks.pools[i]:
-        out.setdefault(blocks.align_in(i, p), []).append(p)
-    return [tuple(v) for v in out.values()]
+    return _probe(blocks, ids, heights, control)
 
 
 def _probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int],

@@ -1,7 +1,7 @@
 """Irreducible infeasible subsets (cpplan.exact.conflict) against brute force.
 
 The property: the set returned cannot be placed, and every set with one buffer removed can
-(both decided by :func:`tests.strategies.brute_fits`, which tries every pool and offset), on
+(both decided by :func:`tests.bruteforce.fits`, which tries every pool and offset), on
 random small problems with several pools, capacities, alignments and fixed offsets. A problem
 for which no set is returned must fit.
 """
@@ -16,7 +16,7 @@ from cpplan import Alias, Buffer, Pool, Problem, ProblemError
 from cpplan.bounds import max_load
 from cpplan.exact.conflict import irreducible_conflict
 from cpplan.solve import solve
-from tests.strategies import brute_fits
+from tests.bruteforce import fits as brute_fits
 
 
 @st.composite
