@@ -139,3 +139,19 @@ def test_solve_can_skip_the_explanation(explain):
     problem = Problem((Buffer("a", 4, 0, 2), Buffer("b", 4, 1, 3)), (Pool("default", 7),))
     plan = solve(problem, time_limit=5, explain=explain)
     assert plan.status == "infeasible" and (plan.conflict is not None) == explain
+
+
+def test_identical_buffers_may_spread_over_pools():
+    """Two copies of a buffer, two pools each just large enough for one: it fits. (The model's
+    symmetry breaking once stacked copies in one pool whatever pools they chose: a false "no".)"""
+    import numpy as np
+
+    from cpplan.blocks import make_blocks
+    from cpplan.exact.control import Control
+    from cpplan.exact.search import probe
+
+    problem = Problem((Buffer("a", 4, 0, 1), Buffer("b", 4, 0, 1)), (Pool("x", 4), Pool("y", 4)))
+    blocks = make_blocks(problem)
+    out = probe(blocks, np.arange(2), {0: 1, 1: 1}, Control.of(10, deterministic=True), budget=10)
+    assert out.status == "feasible" and sorted(out.pools.tolist()) == [0, 1]
+    assert irreducible_conflict(problem) is None
