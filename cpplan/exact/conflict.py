@@ -41,6 +41,8 @@ from .search import probe
 
 __all__ = ["Conflict", "irreducible_conflict"]
 
+FIRST_PROBE = 0.5  # seconds for a decision's first try
+
 def irreducible_conflict(problem: Problem | Blocks, *, budget: float = 10.0,
                          workers: int = 1, seed: int = 0,
                          deterministic: bool = False) -> Conflict | None:
@@ -170,8 +172,17 @@ def _fits(blocks: Blocks, ids: np.ndarray, control: Control) -> bool | None:
 
 def _probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int],
            control: Control) -> bool | None:
-    out = probe(blocks, ids, heights, control, budget=control.remaining())
-    return {"feasible": True, "infeasible": False}.get(out.status)
+    """One decision, with budgets that grow fourfold (a probe given the whole remaining budget
+    would spend half of it in the branch-and-bound search first, in deterministic mode)."""
+    budget = FIRST_PROBE
+    while True:
+        budget = min(budget, control.remaining())
+        out = probe(blocks, ids, heights, control, budget=budget)
+        if out.status in ("feasible", "infeasible"):
+            return out.status == "feasible"
+        if budget >= control.remaining() or control.remaining() <= 0:
+            return None
+        budget *= 4
 
 
 def _heights(blocks: Blocks, ids: np.ndarray) -> dict[int, int]:
