@@ -179,6 +179,7 @@ def solve(
     planners: list[str] | None = None,
     goal: str = "minimise",
     exact: bool = True,
+    explain: bool = True,
 ) -> Plan:
     """The best checked plan found within ``time_limit`` seconds, with its certificate.
 
@@ -186,7 +187,9 @@ def solve(
     within the pools' capacities (MiniMalloc's question). ``planners`` overrides the heuristic
     portfolio; ``exact=False`` skips CP-SAT. ``deterministic=True`` gives the same plan on every
     run (one thread, deterministic time). ``progress`` receives a :class:`Progress` whenever the
-    bound or the best plan moves.
+    bound or the best plan moves. With ``explain``, a proven ``infeasible`` verdict comes with
+    ``plan.conflict``: buffers that cannot fit together, irreducible when the time left (at
+    least ``min(time_limit, 5)`` seconds more) allows (:mod:`cpplan.exact.conflict`).
     """
     if goal not in ("minimise", "fit"):
         raise CpplanError(f"unknown goal {goal!r}; expected 'minimise' or 'fit'")
@@ -198,8 +201,8 @@ def solve(
     blocks = make_blocks(problem)
     conflict = capacity_conflict(blocks)
     if conflict is not None:
-        return Plan.infeasible(problem, conflict, planner="cpplan.solve",
-                               seconds=time.perf_counter() - started)
+        plan = Plan.infeasible(problem, conflict, planner="cpplan.solve")
+        return _explained(plan, blocks, control, time_limit, started) if explain else plan
     state = _State(problem, blocks, objective_lower_bound(blocks), started, progress)
     state.emit("bounds")
 
@@ -235,11 +238,24 @@ def solve(
         plan = Plan.infeasible(problem, why, planner="cpplan.solve", seconds=seconds)
         # Infeasible only with a proof; otherwise nothing was found in the time given.
         proved = any(n.startswith("proved") for n in state.notes)
-        return plan if proved else plan.with_record(status="unknown")
+        if not proved:
+            return plan.with_record(status="unknown")
+        return _explained(plan, blocks, control, time_limit, started) if explain else plan
     plan = blocks.to_plan(state.pools, state.offsets, planner=f"cpplan.solve:{state.planner}",
                           seconds=seconds, lower_bound=state.lower, stats=stats)
     state.emit("done", plan.status)
     return plan
+
+
+def _explained(plan: Plan, blocks: Blocks, control: Control, time_limit: float,
+                started: float) -> Plan:
+    """The infeasible ``plan`` with the buffers that cannot fit together, when found."""
+    from .exact.conflict import irreducible_conflict
+
+    found = irreducible_conflict(blocks, budget=max(control.remaining(), min(time_limit, 5.0)),
+                                 workers=control.workers, seed=control.seed,
+                                 deterministic=control.deterministic)
+    return plan.with_record(conflict=found, seconds=time.perf_counter() - started)
 
 
 def _exact_one_pool(state: _State, control: Control, goal: str,
