@@ -1,0 +1,125 @@
+"""``cpplan tflm MODEL.tflite -o PLANNED.tflite``: a model in, the same model with cpplan's plan
+as TFLM's offline memory plan out, verified in TFLM's own interpreter.
+
+Steps: measure the kernels' scratch buffers in TFLM, extract the problem TFLM plans
+(:func:`cpplan.runtimes.tflm.extract_tflm`), solve it (:func:`cpplan.solve.solve`), check the
+plan, write it into the model, then run the original and the planned model in TFLM with the same
+random input. The planned model is returned only if the outputs are bit-identical and TFLM's
+arena head is the one predicted (the plan, with the scratch buffers TFLM places online) and not
+above the default. Any other outcome raises :class:`~cpplan.runtimes.tflm_interpreter.TflmError`
+and nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..bounds import max_load
+from ..errors import CpplanError
+from ..plan import Plan, ensure_valid
+from ..planners.registry import get
+from ..problem import Problem
+from ..solve import Progress, solve
+from . import tflm, tflm_interpreter
+
+__all__ = ["TflmPlan", "plan_model"]
+
+
+@dataclass(frozen=True)
+class TflmPlan:
+    """The planned model and the figures that go with it (bytes of arena head)."""
+
+    model: bytes
+    problem: Problem
+    plan: Plan
+    greedy_head: int  # TFLM's default planner (the tflm-greedy replica, measured equal in TFLM)
+    lower_bound: int  # max-load of the problem; the plan's own proven bound is plan.lower_bound
+    predicted_head: int  # the plan plus the scratch buffers TFLM places online
+    default_run: tflm_interpreter.Run  # the original model in TFLM
+    planned_run: tflm_interpreter.Run  # the planned model in TFLM
+
+    @property
+    def saving(self) -> float:
+        """Fraction of the default head saved."""
+        return 1 - self.planned_run.head / self.default_run.head if self.default_run.head else 0.0
+
+    def lines(self) -> list[str]:
+        p = self.plan
+        bound = p.lower_bound if p.lower_bound is not None else self.lower_bound
+        scratch = self.problem.meta["tflm"]["scratch"]
+        return [
+            f"TFLM greedy head  {self.greedy_head:>10} bytes (tflm-greedy replica; TFLM measured "
+            f"{self.default_run.head})",
+            f"cpplan head       {p.height:>10} bytes ({p.status}, {p.planner}, {p.seconds:.2f}s)",
+            f"lower bound       {bound:>10} bytes (max-load {self.lower_bound})",
+            f"TFLM planned head {self.planned_run.head:>10} bytes, outputs identical, "
+            f"{100 * self.saving:.1f}% below the default"
+            + (f"; {len(scratch)} scratch buffer(s) placed online by TFLM" if scratch else ""),
+        ]
+
+
+def plan_model(source: str | Path | bytes, *, time_limit: float = 10.0,
+               deterministic: bool = False, command: str | None = None,
+               progress: Callable[[Progress], None] | None = None) -> TflmPlan:
+    """Plan the model's arena with cpplan and return it with the plan as offline metadata."""
+    data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
+    problem = extract_model(source, command=command)
+    if problem.meta["tflm"]["subgraphs"] > 1:
+        raise CpplanError(f"the model has {problem.meta['tflm']['subgraphs']} subgraphs: TFLM "
+                          "reads offline offsets by tensor index in every subgraph, so cpplan "
+                          "writes offline plans for one-subgraph models only")
+    greedy = get("tflm-greedy")(problem)
+    plan = solve(problem, time_limit=time_limit, deterministic=deterministic, progress=progress)
+    if plan.status in ("infeasible", "unknown"):
+        raise CpplanError(f"no plan: {plan.explanation}")
+    if plan.height > greedy.height:  # solve never does worse than its portfolio; TFLM's own
+        plan = greedy  # greedy is not in it by name, so keep whichever is lower
+    ensure_valid(problem, plan)
+    planned = tflm.write_offline_plan(data, problem, plan)
+    predicted = tflm.predicted_head(problem, plan)
+
+    inputs = tflm_interpreter.random_inputs(data)
+    default_run = tflm_interpreter.run(data, inputs)
+    planned_run = tflm_interpreter.run(planned, inputs)
+    same = len(default_run.outputs) == len(planned_run.outputs) and all(
+        np.array_equal(a, b) for a, b in zip(default_run.outputs, planned_run.outputs,
+                                             strict=True))
+    if not same:
+        raise tflm_interpreter.TflmError("the planned model's outputs differ from the "
+                                         "original's in TFLM; nothing written")
+    if planned_run.head != predicted or planned_run.head > default_run.head:
+        raise tflm_interpreter.TflmError(
+            f"TFLM's arena head with the plan is {planned_run.head} bytes, expected "
+            f"{predicted} (and at most the default {default_run.head}); nothing written")
+    return TflmPlan(planned, problem, plan, greedy.height, max_load(problem)[tflm.POOL].bytes,
+                    predicted, default_run, planned_run)
+
+
+def extract_model(source: str | Path | bytes, *, command: str | None = None) -> Problem:
+    """The problem TFLM plans for the model, with its kernels' scratch buffers measured in TFLM
+    (what ``cpplan extract MODEL.tflite`` writes)."""
+    tflm.load_model(source)  # a clear FormatError before the interpreter sees a broken file
+    data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
+    return tflm.extract_tflm(source, scratch=tflm_interpreter.scratch_bytes(data),
+                             command=command)
+
+
+def describe(problem: Problem) -> list[str]:
+    """A few lines on a problem extracted from a .tflite model."""
+    meta = problem.meta["tflm"]
+    skipped = meta["not_planned"]
+    n_scratch = len(meta["scratch"])
+    return [
+        f"{len(problem.buffers)} buffers in pool '{tflm.POOL}' ({n_scratch} scratch), "
+        f"{meta['last_step'] + 1} steps, {meta['tensor_count']} tensors in "
+        f"{meta['subgraphs']} subgraph(s)",
+        f"not planned: {skipped['constants']} constants, {skipped['variables']} variable "
+        f"tensors (TFLM's tail), {skipped['zero_size']} of size 0"
+        + ("; the file's offline plan is kept as fixed offsets"
+           if meta["offline_plan_in_file"] else ""),
+        f"max-load: {max_load(problem)[tflm.POOL].bytes}",
+    ]
