@@ -14,6 +14,8 @@ import contextlib
 import ctypes
 import os
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -34,7 +36,7 @@ from .tflm import (
 )
 
 __all__ = ["TflmError", "Run", "captured", "run", "arena_head", "scratch_bytes",
-           "smallest_arena", "random_inputs", "DEFAULT_ARENA"]
+           "smallest_arena", "random_inputs", "ensure_runs", "DEFAULT_ARENA"]
 
 DEFAULT_ARENA = 1 << 24  # 16 MiB: room for every model cpplan is pointed at
 _HEAD = re.compile(r"Arena allocation head (\d+) bytes")
@@ -244,3 +246,32 @@ def scratch_bytes(model: bytes) -> dict[int, int]:
         if head > planned:
             out[i] = head - planned
     return out
+
+
+def ensure_runs(model: bytes, *, arena_size: int = DEFAULT_ARENA) -> None:
+    """Raise :class:`TflmError` unless TFLM allocates the model and runs it once, tried in a
+    child process: some kernels abort the whole process on inputs they reject (e.g. int8
+    ``SOFTMAX`` with an input scale near 1e-8), and cpplan must answer with an error, not die."""
+    with tempfile.TemporaryDirectory(prefix="cpplan-tflm-") as tmp:
+        path = os.path.join(tmp, "model.tflite")
+        with open(path, "wb") as f:
+            f.write(model)
+        child = subprocess.run([sys.executable, "-m", __name__, path, str(arena_size)],
+                               capture_output=True, text=True, errors="replace")
+    if child.returncode == 0:
+        return
+    said = [ln.strip() for ln in (child.stdout + child.stderr).splitlines() if ln.strip()]
+    if child.returncode < 0:
+        name = signal.Signals(-child.returncode).name
+        raise TflmError(f"TFLM aborted ({name}) while loading or running the model"
+                        + (f": {said[-1]}" if said else " and said nothing"))
+    raise TflmError(said[-1] if said else f"TFLM failed (exit {child.returncode})")
+
+
+if __name__ == "__main__":  # the child of ensure_runs
+    try:
+        with open(sys.argv[1], "rb") as f:
+            run(f.read(), arena_size=int(sys.argv[2]))
+    except CpplanError as e:
+        print(e)
+        sys.exit(1)

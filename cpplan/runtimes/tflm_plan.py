@@ -104,6 +104,7 @@ def extract_model(source: str | Path | bytes, *, command: str | None = None) -> 
     (what ``cpplan extract MODEL.tflite`` writes)."""
     tflm.load_model(source)  # a clear FormatError before the interpreter sees a broken file
     data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
+    tflm_interpreter.ensure_runs(data)
     return tflm.extract_tflm(source, scratch=tflm_interpreter.scratch_bytes(data),
                              command=command)
 

@@ -282,3 +282,19 @@ def test_cli_bad_model_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
     r = cli("tflm", bad, "-o", out)
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "bad.tflite" in r.output
     assert not out.exists()
+
+
+def test_a_model_tflm_aborts_on_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """TFLM's int8 SOFTMAX aborts the process on an input scale near 1e-8 (as in untrained
+    Keras models converted with random calibration data): cpplan tries TFLM in a child
+    process first and says so in one line."""
+    g = tflm_models._Graph(True, seed=0)
+    s = g.s
+    x = g.tensor("logits", (1, 10), s.TensorType.INT8, quant=g._quant(7.8e-9))
+    g.shapes[x] = (1, 10)
+    path = tmp_path / "abort.tflite"
+    path.write_bytes(g.finish([x], [g.softmax(x)], "softmax that TFLM aborts on"))
+    out = tmp_path / "out.tflite"
+    r = cli("tflm", path, "-o", out)
+    assert r.exit_code == 2 and "aborted" in r.output and r.output.count("\n") == 1
+    assert not out.exists()
