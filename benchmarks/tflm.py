@@ -37,7 +37,8 @@ def main() -> None:
         raise SystemExit(f"needs the tflite extra (pip install '.[tflite]'): {e}") from None
 
     head = (f"| {'model':<28} | {'TFLM greedy':>11} | {'cpplan':>8} | {'lower bound':>11} | "
-            f"{'saving':>6} | {'status':<8} | {'min arena greedy':>16} | {'min arena cpplan':>16} |")
+            f"{'saving':>6} | {'status':<8} | {'min arena greedy':>16} | "
+            f"{'min arena cpplan':>16} |")
     print(head)
     print("|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|")
     for path in args.models or default_models():

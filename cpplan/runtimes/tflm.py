@@ -146,7 +146,7 @@ def tensor_bytes(tensor: Any, where: str = "") -> int:
     except KeyError:
         raise FormatError(f"element type {type_name} has no byte size in TFLM",
                           source=where or None, field=f"tensor {_name(tensor)!r}") from None
-    shape = [] if tensor.shape is None else [int(d) for d in tensor.shape]
+    shape = ints(tensor.shape)
     if any(d < 0 for d in shape):
         raise FormatError(f"dynamic shape {shape}: TFLM needs every dimension known",
                           source=where or None, field=f"tensor {_name(tensor)!r}")

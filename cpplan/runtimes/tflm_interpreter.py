@@ -113,7 +113,7 @@ def random_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
     for t in ints(m.subgraphs[0].inputs):
         tensor = m.subgraphs[0].tensors[t]
         dtype = np.dtype(types[tensor.type].lower())
-        shape = tuple(int(d) for d in tensor.shape)
+        shape = tuple(ints(tensor.shape))
         if dtype.kind in "iu":
             info = np.iinfo(dtype)
             out.append(rng.integers(info.min, int(info.max) + 1, size=shape, dtype=dtype))
