@@ -36,7 +36,7 @@ def main() -> None:
     except ImportError as e:
         raise SystemExit(f"needs the tflite extra (pip install '.[tflite]'): {e}") from None
 
-    head = (f"| {'model':<28} | {'TFLM greedy':>11} | {'cpplan':>8} | {'lower bound':>11} | "
+    head = (f"| {'model':<44} | {'TFLM greedy':>11} | {'cpplan':>8} | {'lower bound':>11} | "
             f"{'saving':>6} | {'status':<8} | {'min arena greedy':>16} | "
             f"{'min arena cpplan':>16} |")
     print(head)
@@ -46,7 +46,7 @@ def main() -> None:
         bound = r.plan.lower_bound if r.plan.lower_bound is not None else r.lower_bound
         arena_default = smallest_arena(path.read_bytes())
         arena_cpplan = smallest_arena(r.model)
-        print(f"| {path.name:<28} | {r.default_run.head:>11} | {r.planned_run.head:>8} | "
+        print(f"| {path.name:<44} | {r.default_run.head:>11} | {r.planned_run.head:>8} | "
               f"{bound:>11} | {100 * r.saving:>5.1f}% | {r.plan.status:<8} | "
               f"{arena_default:>16} | {arena_cpplan:>16} |")
 

@@ -376,8 +376,12 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
 @click.option("--time-limit", default=10.0, show_default=True, help="Seconds for the solver.")
 @click.option("--deterministic", is_flag=True, help="Same plan on every run (one thread).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
+              help="Write this plan (for the problem 'cpplan extract MODEL.tflite' writes) "
+                   "instead of solving.")
 @user_errors
-def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet: bool) -> None:
+def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet: bool,
+         plan_file: str | None) -> None:
     """Plan a TFLite Micro model's arena; write it as the model's offline plan, verified in TFLM
     (needs cpplan[tflite])."""
     from .io.atomic import write_bytes_atomic
@@ -385,7 +389,7 @@ def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet:
 
     progress = None if quiet else (lambda p: click.echo(str(p), err=True))
     result = plan_model(model, time_limit=time_limit, deterministic=deterministic,
-                        progress=progress)
+                        progress=progress, plan_file=plan_file)
     write_bytes_atomic(output, result.model)
     click.echo("\n".join(result.lines()))
     click.echo(f"wrote {output}")

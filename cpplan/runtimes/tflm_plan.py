@@ -64,8 +64,13 @@ class TflmPlan:
 
 def plan_model(source: str | Path | bytes, *, time_limit: float = 10.0,
                deterministic: bool = False, command: str | None = None,
-               progress: Callable[[Progress], None] | None = None) -> TflmPlan:
-    """Plan the model's arena with cpplan and return it with the plan as offline metadata."""
+               progress: Callable[[Progress], None] | None = None,
+               plan_file: str | Path | None = None) -> TflmPlan:
+    """Plan the model's arena with cpplan and return it with the plan as offline metadata.
+
+    ``plan_file`` writes a given plan instead of solving (a plan for the problem that
+    ``cpplan extract MODEL.tflite`` writes, in any plan format cpplan reads); it is checked
+    like any other."""
     data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
     problem = extract_model(source, command=command)
     if problem.meta["tflm"]["subgraphs"] > 1:
@@ -73,11 +78,17 @@ def plan_model(source: str | Path | bytes, *, time_limit: float = 10.0,
                           "reads offline offsets by tensor index in every subgraph, so cpplan "
                           "writes offline plans for one-subgraph models only")
     greedy = get("tflm-greedy")(problem)
-    plan = solve(problem, time_limit=time_limit, deterministic=deterministic, progress=progress)
-    if plan.status in ("infeasible", "unknown"):
-        raise CpplanError(f"no plan: {plan.explanation}")
-    if plan.height > greedy.height:  # solve never does worse than its portfolio; TFLM's own
-        plan = greedy  # greedy is not in it by name, so keep whichever is lower
+    if plan_file is not None:
+        from ..io import read_plan
+
+        plan = read_plan(plan_file, problem)
+    else:
+        plan = solve(problem, time_limit=time_limit, deterministic=deterministic,
+                     progress=progress)
+        if plan.status in ("infeasible", "unknown"):
+            raise CpplanError(f"no plan: {plan.explanation}")
+        if plan.height > greedy.height:  # solve never does worse than its portfolio; TFLM's
+            plan = greedy  # own greedy is not in it by name, so keep whichever is lower
     ensure_valid(problem, plan)
     planned = tflm.write_offline_plan(data, problem, plan)
     predicted = tflm.predicted_head(problem, plan)

@@ -298,3 +298,20 @@ def test_a_model_tflm_aborts_on_is_an_error_not_a_crash(tmp_path: Path) -> None:
     r = cli("tflm", path, "-o", out)
     assert r.exit_code == 2 and "aborted" in r.output and r.output.count("\n") == 1
     assert not out.exists()
+
+
+def test_cli_step_by_step_extract_solve_write(tmp_path: Path) -> None:
+    """extract, solve with any planner, then write that plan: the checker guards the last step."""
+    problem, plan = tmp_path / "p.json", tmp_path / "plan.json"
+    model, out = model_path("branchy_float"), tmp_path / "planned.tflite"
+    assert cli("extract", model, "-o", problem).exit_code == 0
+    r = cli("solve", problem, "-o", plan, "--planner", "tflm-greedy", "-q")
+    assert r.exit_code == 0, r.output
+    r = cli("tflm", model, "-o", out, "--plan", plan)
+    assert r.exit_code == 0, r.output
+    assert ti.run(out.read_bytes()).head == ti.run(model.read_bytes()).head  # TFLM's own plan
+    bad = tmp_path / "bad.json"
+    bad.write_text(plan.read_text().replace('"offset": 0', '"offset": 8', 1))
+    out.unlink()
+    r = cli("tflm", model, "-o", out, "--plan", bad)
+    assert r.exit_code == 2 and not out.exists()
