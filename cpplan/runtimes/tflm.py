@@ -15,13 +15,16 @@ The problem is the one TFLM's own planner is given (tensorflow/tflite-micro,
   rounded up to 16 (``AlignSizeUp(bytes, MicroArenaBufferAlignment())``), 16-byte aligned, in
   one pool ``arena``. Every subgraph's tensors count.
 * **offline plan in the file** (metadata ``OfflineMemoryAllocation``): its offsets become fixed
-  offsets. TFLM reads entry ``i`` for tensor ``i`` of *every* subgraph (``offline_offsets[i]``
-  in ``InitializeAllocationInfo``), so offsets are only meaningful for one-subgraph models;
-  :func:`write_offline_plan` refuses the others.
+  offsets. Its entries run over the tensors of all subgraphs, subgraph after subgraph (entry
+  ``tensors in earlier subgraphs + index``). Measured in the tflite-micro package this module is
+  tested with (a plan that shifts subgraph 0 alone moves only subgraph 0's tensors); older
+  sources (``InitializeAllocationInfo`` at 01010b3e) read ``offline_offsets[i]`` in every
+  subgraph.
 * **scratch buffers** (``RequestScratchBufferInArena``, e.g. int8 ``MEAN``) are planned by TFLM
   online, around the offline plan. The kernels only say their size when they run, so they are
   measured in TFLM's interpreter (:func:`cpplan.runtimes.tflm_interpreter.scratch_bytes`) and
-  given here as ``scratch={operator: bytes}``: one buffer ``scratch:<op>:<OPERATOR>`` alive at
+  given here as ``scratch={(subgraph, operator): bytes}``: one buffer
+  ``scratch:<op>:<OPERATOR>`` (``scratch:<subgraph>.<op>:...`` outside subgraph 0) alive at
   the operator's step. They are in the problem, so the plan leaves room for them; they are not
   written to the file (TFLM has no slot for them) and TFLM's greedy first fit finds that room or
   a lower one (:func:`predicted_head`).
@@ -46,7 +49,8 @@ from ..plan import Plan, ensure_valid
 from ..problem import Buffer, Pool, Problem
 
 __all__ = ["ALIGNMENT", "POOL", "OFFLINE_METADATA", "load_model", "pack_model", "schema",
-           "extract_tflm", "offline_offsets", "offline_metadata", "write_offline_plan",
+           "extract_tflm", "offline_offsets", "offline_offsets_of", "offline_metadata",
+           "subgraph_starts", "write_offline_plan",
            "align_model", "predicted_head", "tensor_bytes", "operator_name", "ints"]
 
 ALIGNMENT = 16  # MicroArenaBufferAlignment()
@@ -183,8 +187,18 @@ def offline_offsets(model: Any) -> list[int] | None:
     return [int(w) for w in words[3:]]
 
 
-def _buffer_id(subgraph: int, index: int, name: str) -> str:
-    return f"{index}:{name}" if subgraph == 0 else f"{subgraph}.{index}:{name}"
+def _buffer_id(subgraph: int, index: int, name: str, prefix: str = "") -> str:
+    where = f"{index}" if subgraph == 0 else f"{subgraph}.{index}"
+    return f"{prefix}{where}:{name}"
+
+
+def subgraph_starts(model: Any) -> list[int]:
+    """Entry of each subgraph's tensor 0 in TFLM's tensor numbering over all subgraphs."""
+    starts, total = [], 0
+    for sg in model.subgraphs:
+        starts.append(total)
+        total += len(sg.tensors or [])
+    return starts
 
 
 class _Lifetimes:
@@ -233,11 +247,12 @@ class _Lifetimes:
             self.used((sg, int(t)))
 
 
-def extract_tflm(source: str | Path | bytes, *, scratch: Mapping[int, int] | None = None,
+def extract_tflm(source: str | Path | bytes, *,
+                 scratch: Mapping[tuple[int, int], int] | None = None,
                  command: str | None = None, name: str | None = None) -> Problem:
     """The problem TFLM's planner solves for this model (see the module docstring).
 
-    ``scratch`` maps operators of subgraph 0 to the scratch bytes their kernels request (as
+    ``scratch`` maps (subgraph, operator) to the scratch bytes its kernel requests (as
     measured by :func:`cpplan.runtimes.tflm_interpreter.scratch_bytes`); without it, the
     problem has the tensors only. Raises :class:`FormatError` naming the tensor for what TFLM
     cannot plan (dynamic shapes, tensors no operator reaches, non-empty intermediates).
@@ -252,6 +267,7 @@ def extract_tflm(source: str | Path | bytes, *, scratch: Mapping[int, int] | Non
         raise FormatError(f"metadata {OFFLINE_METADATA}: {len(offsets)} offsets for {total} "
                           "tensors (TFLM refuses the model)", source=where)
     life = _Lifetimes(model)
+    starts = subgraph_starts(model)
     last_step = life.scope
     buffers: list[Buffer] = []
     tensors: dict[str, list[int]] = {}
@@ -280,25 +296,25 @@ def extract_tflm(source: str | Path | bytes, *, scratch: Mapping[int, int] | Non
                                   "output: TFLM would plan it at scope -1", source=where,
                                   field=f"tensor {bid!r}")
             fixed = None
-            if offsets is not None and offsets[i] != ONLINE:
-                fixed = offsets[i]
+            if offsets is not None and offsets[starts[sg] + i] != ONLINE:
+                fixed = offsets[starts[sg] + i]
             buffers.append(Buffer(bid, -(-size // ALIGNMENT) * ALIGNMENT, life.first[(sg, i)],
                                   life.last[(sg, i)] + 1, alignment=ALIGNMENT, pools=(POOL,),
                                   offset=fixed))
             tensors[bid] = [sg, i]
-    scratch_ids: dict[str, int] = {}
-    for op_index, size in sorted((scratch or {}).items()):
-        step = life.ops.get((0, op_index))
+    scratch_ids: dict[str, list[int]] = {}
+    for (sg, op_index), size in sorted((scratch or {}).items()):
+        step = life.ops.get((sg, op_index))
         if step is None:
-            raise CpplanError(f"scratch for operator {op_index}: subgraph 0 has "
-                              f"{len(model.subgraphs[0].operators or [])} operators")
+            raise CpplanError(f"scratch for operator {op_index} of subgraph {sg}: no such "
+                              "operator, or no control flow reaches it")
         if size <= 0:
             continue
-        op = model.subgraphs[0].operators[op_index]
-        bid = f"scratch:{op_index}:{operator_name(model, op)}"
+        op = model.subgraphs[sg].operators[op_index]
+        bid = _buffer_id(sg, op_index, operator_name(model, op), "scratch:")
         buffers.append(Buffer(bid, -(-size // ALIGNMENT) * ALIGNMENT, step, step + 1,
                               alignment=ALIGNMENT, pools=(POOL,)))
-        scratch_ids[bid] = op_index
+        scratch_ids[bid] = [sg, op_index]
     data = source if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
     meta = {
         "source": {"runtime": "tflite-micro", "model": where,
@@ -328,14 +344,10 @@ def _tensor_map(problem: Problem) -> dict[str, list[int]]:
 
 def offline_offsets_of(model: Any, problem: Problem, plan: Plan) -> list[int]:
     """Entry per tensor of the model: the plan's offset, ``-1`` for what TFLM plans itself."""
-    total = sum(len(sg.tensors or []) for sg in model.subgraphs)
-    out = [ONLINE] * total
+    starts = subgraph_starts(model)
+    out = [ONLINE] * sum(len(sg.tensors or []) for sg in model.subgraphs)
     for bid, (sg, index) in _tensor_map(problem).items():
-        if sg != 0:
-            raise CpplanError(f"buffer {bid!r} is in subgraph {sg}: TFLM reads offline offsets "
-                              "by tensor index in every subgraph, so a plan for a model with "
-                              "several subgraphs cannot be written")
-        out[index] = plan.offset(bid)
+        out[starts[sg] + index] = plan.offset(bid)
     return out
 
 
@@ -355,10 +367,6 @@ def write_offline_plan(source: str | Path | bytes, problem: Problem, plan: Plan)
     if meta.get("tensor_count") != total:
         raise PlanError(f"the problem has {meta.get('tensor_count')} tensors, the model {total}: "
                         "extract the problem from this model")
-    if len(model.subgraphs) > 1:
-        raise CpplanError(f"the model has {len(model.subgraphs)} subgraphs: TFLM reads offline "
-                          "offsets by tensor index in every subgraph, so cpplan writes offline "
-                          "plans for one-subgraph models only")
     words = np.array([1, 0, total, *offline_offsets_of(model, problem, plan)], dtype="<i4")
     s = schema()
     buffer = s.BufferT()

@@ -178,11 +178,11 @@ def smallest_arena(model: bytes, *, high: int = DEFAULT_ARENA) -> int:
     return hi * ALIGNMENT
 
 
-def _one_operator(model: Any, index: int) -> bytes:
-    """Subgraph 0's operator ``index`` alone: its tensors, its constants, its operator code;
+def _one_operator(model: Any, subgraph: int, index: int) -> bytes:
+    """Operator ``index`` of ``subgraph`` alone: its tensors, its constants, its operator code;
     non-constant inputs become the graph inputs, outputs the graph outputs."""
     s = schema()
-    sg = model.subgraphs[0]
+    sg = model.subgraphs[subgraph]
     op = sg.operators[index]
     used = [t for t in ints(op.inputs) + ints(op.outputs) + ints(op.intermediates) if t >= 0]
     order = list(dict.fromkeys(used))
@@ -221,30 +221,32 @@ def _one_operator(model: Any, index: int) -> bytes:
     return pack_model(one)
 
 
-def scratch_bytes(model: bytes) -> dict[int, int]:
-    """Scratch bytes (each request rounded up to 16) per operator of subgraph 0, measured in
+def scratch_bytes(model: bytes) -> dict[tuple[int, int], int]:
+    """Scratch bytes (each request rounded up to 16) per (subgraph, operator), measured in
     TFLM: every operator runs alone in a model of its own, where all its buffers are alive at
-    once, so TFLM's head is their sum plus the operator's scratch requests.
-    Operators with no scratch are left out."""
+    once, so TFLM's head is their sum plus the operator's scratch requests. Operators with no
+    scratch are left out, and so are the control-flow operators (``IF``, ``WHILE``,
+    ``CALL_ONCE``: their kernels request none; the operators they call are measured)."""
     from .tflm import align_model
 
     m = load_model(model)
-    out: dict[int, int] = {}
-    for i, op in enumerate(m.subgraphs[0].operators or []):
+    out: dict[tuple[int, int], int] = {}
+    ops = [(sg, i, op) for sg, sub in enumerate(m.subgraphs)
+           for i, op in enumerate(sub.operators or [])]
+    for sg, i, op in ops:
         name = operator_name(m, op)
         if name in ("IF", "WHILE", "CALL_ONCE"):
-            raise CpplanError(f"operator {i} {name}: cpplan does not measure the scratch "
-                              "buffers of control-flow operators")
-        alone = load_model(_one_operator(m, i))
+            continue
+        alone = load_model(_one_operator(m, sg, i))
         sub = alone.subgraphs[0]
         planned = sum(-(-tensor_bytes(t) // ALIGNMENT) * ALIGNMENT for t in sub.tensors
                       if t.buffer == 0 and not t.isVariable)
         try:
             head = arena_head(align_model(pack_model(alone)))
         except TflmError as e:
-            raise TflmError(f"operator {i} {name}: {e}") from None
+            raise TflmError(f"subgraph {sg} operator {i} {name}: {e}") from None
         if head > planned:
-            out[i] = head - planned
+            out[(sg, i)] = head - planned
     return out
 
 

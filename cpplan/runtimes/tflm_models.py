@@ -12,7 +12,8 @@ planner is not optimal on them:
 * ``mobile_int8``: a MobileNetV2-like chain of inverted residuals (1x1 expand, depthwise,
   1x1 project, addition);
 * ``mean_int8``: ends in an int8 ``MEAN``, whose kernel asks TFLM for a scratch buffer;
-* ``variable_float``: an ``ADD`` that reads a variable tensor (TFLM keeps it in the tail).
+* ``variable_float``: an ``ADD`` that reads a variable tensor (TFLM keeps it in the tail);
+* ``if_float``: an ``IF`` choosing between two subgraphs (three subgraphs to plan together).
 
 Beside each model, ``<name>.json`` is the problem TFLM plans for it (``cpplan extract``), so
 that ``cpplan grade instances/`` includes them.
@@ -288,12 +289,62 @@ def variable_float() -> bytes:
     return g.finish([x], [g.conv(z, 4, 1, name="head")], "cpplan test model variable tensor")
 
 
+def if_float() -> bytes:
+    """Control flow: ``IF`` calls one of two subgraphs (three subgraphs, all planned)."""
+    s = schema()
+
+    def tensor(name: str, ttype: int = s.TensorType.FLOAT32, shape: tuple = (256,)) -> Any:
+        t = s.TensorT()
+        t.name, t.shape, t.type = name, list(shape), ttype
+        return t
+
+    def op(code: int, inputs: list[int], outputs: list[int], options: Any,
+           options_type: int) -> Any:
+        o = s.OperatorT()
+        o.opcodeIndex, o.inputs, o.outputs = code, inputs, outputs
+        o.builtinOptionsType, o.builtinOptions = options_type, options
+        return o
+
+    def subgraph(name: str, tensors: list, inputs: list[int], outputs: list[int],
+                 operators: list) -> Any:
+        g = s.SubGraphT()
+        g.name, g.tensors, g.inputs, g.outputs, g.operators = (name, tensors, inputs, outputs,
+                                                               operators)
+        return g
+
+    add = lambda a, b, y: op(0, [a, b], [y], s.AddOptionsT(), s.BuiltinOptions.AddOptions)  # noqa: E731
+    mul = lambda a, b, y: op(2, [a, b], [y], s.MulOptionsT(), s.BuiltinOptions.MulOptions)  # noqa: E731
+    branch = s.IfOptionsT()
+    branch.thenSubgraphIndex, branch.elseSubgraphIndex = 1, 2
+    main = subgraph("main", [tensor("cond", s.TensorType.BOOL, (1,)), tensor("x"), tensor("a"),
+                             tensor("b"), tensor("y")], [0, 1], [4],
+                    [add(1, 1, 2), op(1, [0, 2], [3], branch, s.BuiltinOptions.IfOptions),
+                     add(3, 2, 4)])
+    then = subgraph("then", [tensor("then_in"), tensor("then_mid"), tensor("then_out")], [0], [2],
+                    [add(0, 0, 1), mul(1, 0, 2)])
+    otherwise = subgraph("else", [tensor("else_in"), tensor("else_out")], [0], [1],
+                         [mul(0, 0, 1)])
+    model = s.ModelT()
+    model.version = 3
+    model.description = "cpplan test model if (control flow)"
+    model.subgraphs = [main, then, otherwise]
+    model.buffers = [s.BufferT()]
+    codes = []
+    for builtin in (s.BuiltinOperator.ADD, s.BuiltinOperator.IF, s.BuiltinOperator.MUL):
+        c = s.OperatorCodeT()
+        c.builtinCode, c.deprecatedBuiltinCode, c.version = builtin, min(builtin, 127), 1
+        codes.append(c)
+    model.operatorCodes = codes
+    return align_model(pack_model(model))
+
+
 MODELS: dict[str, Callable[[], bytes]] = {
     "branchy_int8": lambda: branchy(True),
     "branchy_float": lambda: branchy(False),
     "mobile_int8": mobile_int8,
     "mean_int8": mean_int8,
     "variable_float": variable_float,
+    "if_float": if_float,
 }
 
 

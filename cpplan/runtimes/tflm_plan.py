@@ -73,10 +73,6 @@ def plan_model(source: str | Path | bytes, *, time_limit: float = 10.0,
     like any other."""
     data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
     problem = extract_model(source, command=command)
-    if problem.meta["tflm"]["subgraphs"] > 1:
-        raise CpplanError(f"the model has {problem.meta['tflm']['subgraphs']} subgraphs: TFLM "
-                          "reads offline offsets by tensor index in every subgraph, so cpplan "
-                          "writes offline plans for one-subgraph models only")
     greedy = get("tflm-greedy")(problem)
     if plan_file is not None:
         from ..io import read_plan

@@ -98,7 +98,8 @@ def test_planned_model_runs_identically_with_the_planned_head(name: str, planned
     w = words(result.model)
     assert list(w[:3]) == [1, 0, result.problem.meta["tflm"]["tensor_count"]]
     tensors = result.problem.meta["tflm"]["tensors"]
-    offsets = {index: result.plan.offset(bid) for bid, (_, index) in tensors.items()}
+    starts = tflm.subgraph_starts(tflm.load_model(data))  # entries run over all subgraphs
+    offsets = {starts[sg] + index: result.plan.offset(bid) for bid, (sg, index) in tensors.items()}
     assert [int(x) for x in w[3:]] == [offsets.get(i, -1) for i in range(len(w) - 3)]
 
 
@@ -271,7 +272,7 @@ def test_cli_extract_tflite(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "1 scratch" in r.output
     p = read_problem(out)
-    assert p.meta["tflm"]["scratch"] == {"scratch:5:MEAN": 5}
+    assert p.meta["tflm"]["scratch"] == {"scratch:5:MEAN": [0, 5]}
     assert p.meta["command"].startswith("cpplan extract ")
 
 
@@ -315,3 +316,35 @@ def test_cli_step_by_step_extract_solve_write(tmp_path: Path) -> None:
     out.unlink()
     r = cli("tflm", model, "-o", out, "--plan", bad)
     assert r.exit_code == 2 and not out.exists()
+
+
+def test_control_flow_subgraphs_are_planned_together(planned) -> None:
+    """IF calls its subgraphs between the operator's outputs and its inputs' last use; the
+    offline plan covers the tensors of all three subgraphs, and both branches run identically."""
+    r = planned["if_float"]
+    steps = r.problem.meta["tflm"]["steps"]
+    assert steps[2:5] == ["operator 1 IF", "IF operator 1 calls subgraph 1",
+                          "subgraph 1 operator 0 ADD"]
+    p = r.problem
+    assert p.buffer("0:cond").lifetime == (0, 8)          # read by IF after both branches ran
+    assert p.buffer("1.0:then_in").lifetime == (3, 6)
+    assert p.buffer("2.1:else_out").lifetime == (7, 8)
+    data = model_path("if_float").read_bytes()
+    x = np.linspace(-1, 1, 256, dtype=np.float32)
+    for cond in (True, False):
+        inputs = [np.array([cond]), x]
+        assert same(ti.run(data, inputs), ti.run(r.model, inputs))
+    assert (words(r.model)[3:] >= 0).sum() == len(p.buffers) == 10
+
+
+def test_offline_entries_run_over_all_subgraphs(planned) -> None:
+    """Measured: shifting subgraph 0's entries moves subgraph 0's tensors only (TFLM numbers
+    offline entries over all subgraphs, not per subgraph as older sources did)."""
+    r = planned["if_float"]
+    p, w = r.problem, words(r.model)
+    n0 = len(tflm.load_model(r.model).subgraphs[0].tensors)
+    w[3:3 + n0][w[3:3 + n0] >= 0] += 4096
+    subgraph = {bid: sg for bid, (sg, _) in p.meta["tflm"]["tensors"].items()}
+    expected = max(r.plan.offset(b.id) + b.size + (4096 if subgraph[b.id] == 0 else 0)
+                   for b in p.buffers)
+    assert ti.run(with_words(r.model, w)).head == expected
