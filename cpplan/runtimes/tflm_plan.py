@@ -5,9 +5,10 @@ Steps: measure the kernels' scratch buffers in TFLM, extract the problem TFLM pl
 (:func:`cpplan.runtimes.tflm.extract_tflm`), solve it (:func:`cpplan.solve.solve`), check the
 plan, write it into the model, then run the original and the planned model in TFLM with the same
 random input. The planned model is returned only if the outputs are bit-identical and TFLM's
-arena head is the one predicted (the plan, with the scratch buffers TFLM places online) and not
-above the default. Any other outcome raises :class:`~cpplan.runtimes.tflm_interpreter.TflmError`
-and nothing is written.
+arena head is not above its default; otherwise :class:`~cpplan.runtimes.tflm_interpreter.TflmError`
+says why and nothing is written. The head is predicted too (the plan, with the scratch buffers
+TFLM places online, :func:`cpplan.runtimes.tflm.predicted_head`); a measured head that differs
+is reported (the tests require them equal on every test model).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class TflmPlan:
         p = self.plan
         bound = p.lower_bound if p.lower_bound is not None else self.lower_bound
         scratch = self.problem.meta["tflm"]["scratch"]
+        surprise = ([] if self.planned_run.head == self.predicted_head else
+                    [f"note: TFLM's head differs from the predicted {self.predicted_head} bytes "
+                     "(its scratch buffers went elsewhere than the plan left room for)"])
         return [
             f"TFLM greedy head  {self.greedy_head:>10} bytes (tflm-greedy replica; TFLM measured "
             f"{self.default_run.head})",
@@ -59,6 +63,7 @@ class TflmPlan:
             f"TFLM planned head {self.planned_run.head:>10} bytes, outputs identical, "
             f"{100 * self.saving:.1f}% below the default"
             + (f"; {len(scratch)} scratch buffer(s) placed online by TFLM" if scratch else ""),
+            *surprise,
         ]
 
 
@@ -98,10 +103,10 @@ def plan_model(source: str | Path | bytes, *, time_limit: float = 10.0,
     if not same:
         raise tflm_interpreter.TflmError("the planned model's outputs differ from the "
                                          "original's in TFLM; nothing written")
-    if planned_run.head != predicted or planned_run.head > default_run.head:
+    if planned_run.head > default_run.head:
         raise tflm_interpreter.TflmError(
-            f"TFLM's arena head with the plan is {planned_run.head} bytes, expected "
-            f"{predicted} (and at most the default {default_run.head}); nothing written")
+            f"TFLM's arena head with the plan is {planned_run.head} bytes, above its default "
+            f"{default_run.head} (predicted {predicted}); nothing written")
     return TflmPlan(planned, problem, plan, greedy.height, max_load(problem)[tflm.POOL].bytes,
                     predicted, default_run, planned_run)
 
