@@ -258,8 +258,12 @@ def ensure_runs(model: bytes, *, arena_size: int = DEFAULT_ARENA) -> None:
         path = os.path.join(tmp, "model.tflite")
         with open(path, "wb") as f:
             f.write(model)
+        # the child imports this very cpplan, installed or not
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (root, os.environ.get("PYTHONPATH")) if p)}
         child = subprocess.run([sys.executable, "-m", __name__, path, str(arena_size)],
-                               capture_output=True, text=True, errors="replace")
+                               capture_output=True, text=True, errors="replace", env=env)
     if child.returncode == 0:
         return
     said = [ln.strip() for ln in (child.stdout + child.stderr).splitlines() if ln.strip()]
