@@ -125,8 +125,9 @@ class Plan:
         pools = ""
         if len(self.heights) > 1:
             pools = " (" + ", ".join(f"{k}={v}" for k, v in self.heights.items()) + ")"
+        note = " (interrupted: the best plan so far)" if self.stats.get("interrupted") else ""
         return (f"{self.status}: {what} {self.objective}{pools}, lower bound {lb}, gap {gap}, "
-                f"{self.seconds:.2f}s [{self.planner}]")
+                f"{self.seconds:.2f}s [{self.planner}]{note}")
 
 
 @dataclass(frozen=True)
