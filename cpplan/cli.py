@@ -368,6 +368,10 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
     import shlex
 
     if model.lower().endswith(".tflite"):
+        if inputs_in_arena or in_place or concat_in_place or no_views or alignment != 1 or dims:
+            raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
+                              "--alignment and --dim apply to ONNX models only: a .tflite "
+                              "model is extracted as TFLite Micro plans it")
         from .io import write_problem
         from .runtimes.tflm_plan import describe, extract_model
 

@@ -348,3 +348,9 @@ def test_offline_entries_run_over_all_subgraphs(planned) -> None:
     expected = max(r.plan.offset(b.id) + b.size + (4096 if subgraph[b.id] == 0 else 0)
                    for b in p.buffers)
     assert ti.run(with_words(r.model, w)).head == expected
+
+
+def test_cli_extract_tflite_refuses_onnx_options(tmp_path: Path) -> None:
+    r = cli("extract", model_path("sine_float"), "-o", tmp_path / "p.json", "--in-place")
+    assert r.exit_code == 2 and "ONNX models only" in r.output
+    assert not (tmp_path / "p.json").exists()
