@@ -372,9 +372,10 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
             raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
                               "--alignment and --dim apply to ONNX models only: a .tflite "
                               "model is extracted as TFLite Micro plans it")
-        from .io import write_problem
+        from .io import check_output, write_problem
         from .runtimes.tflm_plan import describe, extract_model
 
+        check_output(output)
         problem = extract_model(model, command=shlex.join(["cpplan", "extract", model, "-o",
                                                            output]))
         write_problem(problem, output)
@@ -407,7 +408,8 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
 @click.argument("model", metavar="MODEL.tflite", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The planned model to write (.tflite).")
-@click.option("--time-limit", default=10.0, show_default=True, help="Seconds for the solver.")
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
+              help="Seconds for the solver.")
 @click.option("--deterministic", is_flag=True, help="Same plan on every run (one thread).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
@@ -418,9 +420,10 @@ def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet:
          plan_file: str | None) -> None:
     """Plan a TFLite Micro model's arena; write it as the model's offline plan, verified in TFLM
     (needs cpplan[tflite])."""
-    from .io.atomic import write_bytes_atomic
+    from .io.atomic import ensure_writable, write_bytes_atomic
     from .runtimes.tflm_plan import plan_model
 
+    ensure_writable(output)  # before the work, not after it
     progress = None if quiet else (lambda p: click.echo(str(p), err=True))
     result = plan_model(model, time_limit=time_limit, deterministic=deterministic,
                         progress=progress, plan_file=plan_file)
