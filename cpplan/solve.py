@@ -140,14 +140,14 @@ def _heuristics(problem: Problem, state: _State, budget: Budget, seed: int,
         pools, offs = _block_arrays(state.blocks, plan)
         if state.offer(pools, offs, plan.planner or name):
             state.emit("heuristic", f"{plan.planner or name}")
-    if state.objective is None and out_of_time and not budget.stopped:
+    if state.objective is None and out_of_time:
         try:
             plan = registry.get("naive")(problem)
         except CapacityError as e:
             failures.append(f"naive: {e}")
         else:
             state.offer(*_block_arrays(state.blocks, plan), "naive")
-            state.emit("heuristic", "naive (the heuristics ran out of time)")
+            state.emit("heuristic", "naive (the heuristics were cut short)")
     if state.objective is None and failures:
         state.notes.append("heuristics could not meet the capacities (" + "; ".join(failures[:2])
                            + ")")

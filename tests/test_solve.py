@@ -8,6 +8,7 @@ first: first-fit in that order lands each block at or below where it was).
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import signal
 import threading
@@ -20,6 +21,7 @@ from cpplan import Alias, Buffer, Pool, Problem, check, objective_lower_bound
 from cpplan.planners import get
 from cpplan.solve import solve
 from tests.bruteforce import brute_force
+from tests.shared import benchmark
 from tests.strategies import problems
 
 
@@ -223,6 +225,36 @@ def test_deterministic_mode_gives_the_same_plan():
     one = solve(problem, time_limit=5, deterministic=True)
     two = solve(problem, time_limit=5, deterministic=True)
     assert one.placements == two.placements
+
+
+def test_deterministic_mode_is_byte_identical_when_time_runs_out():
+    # D is not solved in 2 s: the search is cut by its deterministic clock, at the same point of
+    # the same search every time, whatever the machine's load; the time reported is that clock.
+    from cpplan.io import read_problem
+    from cpplan.io.native import plan_to_dict
+
+    problem = read_problem(benchmark("minimalloc-challenging", "D.1048576.csv"))
+    runs = [json.dumps(plan_to_dict(solve(problem, time_limit=2, deterministic=True)))
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert json.loads(runs[0])["seconds"] <= 2.0
+
+
+def test_ctrl_c_while_the_heuristics_run_returns_a_checked_plan_at_once():
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    rng = __import__("random").Random(5)
+    problem = Problem(tuple(Buffer(f"b{i}", rng.randrange(1, 5000), s, s + rng.randrange(1, 300))
+                            for i, s in enumerate(rng.randrange(0, 20000) for _ in range(30000))))
+    timer = threading.Timer(1.0, lambda: signal.raise_signal(signal.SIGINT))
+    timer.start()
+    try:
+        plan = solve(problem, time_limit=120)
+    finally:
+        timer.cancel()
+    assert plan.stats["interrupted"] is True and "interrupted" in plan.summary()
+    assert not check(problem, plan)
+    assert plan.seconds < 20  # not the 120 s limit: the planner running stopped at Ctrl-C
 
 
 def test_ctrl_c_returns_the_best_plan_so_far():
