@@ -347,7 +347,7 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 
 
 @main.command()
-@click.argument("model", metavar="MODEL.onnx", type=click.Path(dir_okay=False))
+@click.argument("model", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Problem file to write (.json keeps aliases and provenance).")
 @click.option("--inputs-in-arena", is_flag=True,
@@ -363,9 +363,24 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
             concat_in_place: bool, no_views: bool, alignment: int, dims: tuple[str, ...]) -> None:
-    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx])."""
+    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]) or a TFLite
+    model as TFLite Micro plans it (needs cpplan[tflite]; the ONNX options do not apply)."""
     import shlex
 
+    if model.lower().endswith(".tflite"):
+        if inputs_in_arena or in_place or concat_in_place or no_views or alignment != 1 or dims:
+            raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
+                              "--alignment and --dim apply to ONNX models only: a .tflite "
+                              "model is extracted as TFLite Micro plans it")
+        from .io import check_output, write_problem
+        from .runtimes.tflm_plan import describe, extract_model
+
+        check_output(output)
+        problem = extract_model(model, command=shlex.join(["cpplan", "extract", model, "-o",
+                                                           output]))
+        write_problem(problem, output)
+        click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
+        return
     from .graph.onnx import extract_onnx
     from .graph.to_problem import describe
     from .io import write_problem
@@ -387,6 +402,34 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
                            views=not no_views, alignment=alignment, command=command)
     write_problem(problem, output)
     click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
+
+
+@main.command()
+@click.argument("model", metavar="MODEL.tflite", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="The planned model to write (.tflite).")
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
+              help="Seconds for the solver.")
+@click.option("--deterministic", is_flag=True, help="Same plan on every run (one thread).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
+              help="Write this plan (for the problem 'cpplan extract MODEL.tflite' writes) "
+                   "instead of solving.")
+@user_errors
+def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet: bool,
+         plan_file: str | None) -> None:
+    """Plan a TFLite Micro model's arena; write it as the model's offline plan, verified in TFLM
+    (needs cpplan[tflite])."""
+    from .io.atomic import ensure_writable, write_bytes_atomic
+    from .runtimes.tflm_plan import plan_model
+
+    ensure_writable(output)  # before the work, not after it
+    progress = None if quiet else (lambda p: click.echo(str(p), err=True))
+    result = plan_model(model, time_limit=time_limit, deterministic=deterministic,
+                        progress=progress, plan_file=plan_file)
+    write_bytes_atomic(output, result.model)
+    click.echo("\n".join(result.lines()))
+    click.echo(f"wrote {output}")
 
 
 if __name__ == "__main__":  # pragma: no cover
