@@ -252,9 +252,13 @@ def _explained(plan: Plan, blocks: Blocks, control: Control, time_limit: float,
     """The infeasible ``plan`` with the buffers that cannot fit together, when found."""
     from .exact.conflict import irreducible_conflict
 
-    found = irreducible_conflict(blocks, budget=max(control.remaining(), min(time_limit, 5.0)),
+    # What is left of the time limit, and at most half a second past it (time limits hold to
+    # within a second): a max-load conflict needs no search, a refuted probe may run short.
+    found = irreducible_conflict(blocks, budget=max(control.remaining(), min(time_limit, 0.5)),
                                  workers=control.workers, seed=control.seed,
                                  deterministic=control.deterministic)
+    if control.deterministic:
+        return plan.with_record(conflict=found)
     return plan.with_record(conflict=found, seconds=time.perf_counter() - started)
 
 
