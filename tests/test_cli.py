@@ -207,6 +207,8 @@ MALFORMED = {
                                     + ', "start": 0, "end": 1}]}', "5000 digits"),
     "CSV integer of 5000 digits": ("p.csv", CSV_HEAD + "0,0,1," + "9" * 5000 + "\n",
                                    "size: too many digits"),
+    "pool without a name": ("p.json", {"pools": [{"name": "a"}, {"capacity": 3}], "buffers": []},
+                            "pools[1].name: missing"),
     "version true": ("p.json", '{"format": "cpplan-problem", "version": true, "buffers": []}',
                      "version"),
     "digits with underscores": ("p.csv", CSV_HEAD + "0,0,1,1_000\n", "size: not an integer"),

@@ -103,10 +103,11 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
     data = _header(data, "problem", source)
     try:
         pools = []
-        for p in _expect(data.get("pools", [{"name": "default"}]), list, "pools", source):
-            p = _fields(p, _POOL_FIELDS, "pool", source)
+        for k, p in enumerate(_expect(data.get("pools", [{"name": "default"}]), list, "pools",
+                                      source)):
+            p = _fields(p, _POOL_FIELDS, f"pools[{k}]", source)
             if "name" not in p:
-                raise FormatError("missing", source=source, field="pool name")
+                raise FormatError("missing", source=source, field=f"pools[{k}].name")
             pools.append(Pool(p["name"], p.get("capacity"), p.get("alignment", 1),
                               p.get("cost", 1)))
         buffers = []
