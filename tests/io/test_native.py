@@ -191,7 +191,7 @@ def test_bad_aliases_and_pools():
     with pytest.raises(ProblemError, match="capacity 1000"):
         problem_from_dict(data)
     del data["pools"][0]["name"]
-    with pytest.raises(FormatError, match="pools\[0\].name: missing"):
+    with pytest.raises(FormatError, match=r"pools\[0\].name: missing"):
         problem_from_dict(data)
 
 
