@@ -62,6 +62,11 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
             from None
 
 
+def _optional_seconds(ctx: click.Context, param: click.Parameter,
+                      value: float | None) -> float | None:
+    return None if value is None else _seconds(ctx, param, value)
+
+
 def _at_least(low: int) -> Callable[[click.Context, click.Parameter, int], int]:
     def callback(ctx: click.Context, param: click.Parameter, value: int) -> int:
         if value is not None and value < low:
@@ -304,6 +309,8 @@ def planners(family: str | None) -> None:
               help="Seconds for the exact reference per instance (0: no reference).")
 @click.option("--jobs", "-j", default=1, show_default=True, callback=_at_least(1),
               help="Instances in parallel.")
+@click.option("--planner-time-limit", type=float, default=None, callback=_optional_seconds,
+              help="Seconds a graded planner may take per instance (its cell: timeout).")
 @click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default=None,
               help="Output format [default: from -o's extension, else md].")
 @click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
@@ -314,13 +321,14 @@ def planners(family: str | None) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @user_errors
 def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tuple[str, ...],
-          time_limit: float, jobs: int, fmt: str | None, output: str | None, cache: str | None,
-          no_cache: bool, quiet: bool) -> None:
+          time_limit: float, jobs: int, planner_time_limit: float | None, fmt: str | None,
+          output: str | None, cache: str | None, no_cache: bool, quiet: bool) -> None:
     """Grade allocators against the optimum over INSTANCES (problem files or directories)."""
     from .grade import run_cli
 
     run_cli(instances, planners, plan_dirs, time_limit=time_limit, jobs=jobs, fmt=fmt,
-            output=output, cache=cache, no_cache=no_cache, quiet=quiet)
+            output=output, cache=cache, no_cache=no_cache, quiet=quiet,
+            planner_time_limit=planner_time_limit)
 
 
 @main.command()
