@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -47,8 +48,22 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail("input nested too deeply")
         except KeyboardInterrupt:
             _fail("interrupted", 130)
+        except Exception:
+            # Ctrl-C inside a compiled module's import surfaces as its ImportError.
+            if _interrupted:
+                _fail("interrupted", 130)
+            raise
 
     return wrapper
+
+
+_interrupted = False
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    global _interrupted
+    _interrupted = True
+    signal.default_int_handler(signum, frame)
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -440,5 +455,16 @@ def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet:
     click.echo(f"wrote {output}")
 
 
+def run() -> None:
+    """The ``cpplan`` command's entry point: :func:`main`, with Ctrl-C at any moment (start-up
+    included) one line and exit code 130."""
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        main()
+    except KeyboardInterrupt:
+        click.echo("cpplan: interrupted", err=True)
+        sys.exit(130)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

@@ -393,3 +393,27 @@ def test_mangled_files_get_one_line_or_work(tmp_path_factory, base, edits):
     assert result.exit_code in (0, 2), (result.exit_code, result.output, result.exception)
     if result.exit_code == 2:
         assert_user_error(result)
+
+
+@pytest.mark.parametrize("after", [0.05, 0.3, 1.5])
+def test_ctrl_c_at_any_moment_is_one_line_or_the_best_plan(tmp_path, after):
+    # During start-up (imports, reading) the command says it was interrupted; during the solve
+    # it prints the best plan so far. Never a traceback.
+    import signal
+    import time
+
+    problem = Problem(tuple(Buffer(f"b{i}", 8 + i % 50, i % 400, i % 400 + 1 + i % 37)
+                            for i in range(20000)))
+    write_problem(problem, tmp_path / "p.csv")
+    proc = subprocess.Popen([sys.executable, "-m", "cpplan.cli", "solve", str(tmp_path / "p.csv"),
+                             "--time-limit", "60", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err
+    if proc.returncode in (130, -signal.SIGINT):  # -SIGINT: before Python's handler was set
+        assert err.strip().splitlines() in ([], ["cpplan: interrupted"],
+                                            ["cpplan: error: interrupted"])
+    else:
+        assert proc.returncode == 0 and "interrupted" in out
