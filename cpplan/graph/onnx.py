@@ -27,7 +27,7 @@ What it does, in order:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,8 @@ def _schedule(graph, source: str) -> None:
 
 
 def _check(onnx, model, path: str) -> None:
+    """The ONNX checker, in memory, on the graph without its weights (see
+    :func:`_detach_weights`): nothing is resolved against the current directory."""
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as e:
@@ -128,70 +130,111 @@ def _check(onnx, model, path: str) -> None:
                           f"checker says: {first}", source=path) from None
 
 
-def _strip_weights(onnx, graph) -> None:
-    ints = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
+def _detach_weights(onnx, graph) -> dict[str, tuple[tuple[int, ...], int]]:
+    """Take the weights out of ``graph``, in place: every initializer stored in an external
+    file (present or not) or larger than ``_KEEP_DATA_ELEMENTS`` elements becomes a graph input
+    of its type and shape, so the checker and shape inference see its shape and never its data.
+    Small initializers stored in the file keep their data (shapes, axes, masks' constants).
+    Returns ``{name: (dims, element type)}`` of the weights taken out."""
+    weights: dict[str, tuple[tuple[int, ...], int]] = {}
+    kept = []
     for t in graph.initializer:
+        external = t.data_location == onnx.TensorProto.EXTERNAL
         n = 1
         for d in t.dims:
             n *= d
-        if t.data_type in ints and n <= _KEEP_DATA_ELEMENTS:
+        if not external and n <= _KEEP_DATA_ELEMENTS:
+            kept.append(t)
             continue
-        for f in ("raw_data", "float_data", "double_data", "int32_data", "int64_data",
-                  "uint64_data", "string_data"):
-            t.ClearField(f)
+        weights[t.name] = (tuple(t.dims), t.data_type)
+    if not weights:
+        return weights
+    listed = {vi.name for vi in graph.input}  # IR < 4 lists initializers among the inputs
+    keep_copies = [type(t)() for t in kept]
+    for c, t in zip(keep_copies, kept, strict=True):
+        c.CopyFrom(t)
+    del graph.initializer[:]
+    graph.initializer.extend(keep_copies)
+    for name, (dims, dtype) in weights.items():
+        if name not in listed:
+            graph.input.append(onnx.helper.make_tensor_value_info(name, dtype, list(dims)))
+    return weights
 
 
 def _node_name(node, i: int) -> str:
     return node.name or f"{node.op_type}_{i}"
 
 
-def _set_dims(model, dims: Mapping[str, int], consumers: dict[str, str], source: str) -> None:
-    graph = model.graph
-    inits = {t.name for t in graph.initializer}
-    used: set[str] = set()
-    for vi in [*graph.input, *graph.output, *graph.value_info]:
-        if vi.name in inits or not vi.type.HasField("tensor_type"):
-            continue
-        shape = vi.type.tensor_type.shape
-        for dim in shape.dim:
-            if dim.HasField("dim_param") and dim.dim_param in dims:
-                used.add(dim.dim_param)
-                name = dim.dim_param
-                dim.ClearField("dim_param")
-                dim.dim_value = int(dims[name])
-    unknown = sorted(set(dims) - used)
-    if unknown:
-        raise ProblemError(f"dimension {unknown[0]!r} given, but the model has no symbolic "
-                           "dimension of that name", source=source, field="dims")
-    for vi in graph.input:
-        if vi.name in inits:
-            continue
-        who = consumers.get(vi.name, "no node")
-        if not vi.type.HasField("tensor_type"):
-            raise ProblemError(f"graph input {vi.name!r} (read by {who}) is not a tensor",
-                               source=source, field="inputs")
-        tt = vi.type.tensor_type
-        if not tt.HasField("shape"):
-            raise ProblemError(f"graph input {vi.name!r} (read by {who}) has no shape",
-                               source=source, field="shape")
-        for k, dim in enumerate(tt.shape.dim):
-            if not dim.HasField("dim_value"):
-                what = f"{dim.dim_param!r}" if dim.dim_param else "unnamed"
-                hint = (f"; give it with dims={{{dim.dim_param!r}: N}} "
-                        f"(cpplan extract --dim {dim.dim_param}=N)" if dim.dim_param
-                        else "; the model must give it a value")
-                raise ProblemError(f"graph input {vi.name!r} (read by {who}): dimension {k} "
-                                   f"({what}) is unknown{hint}", source=source, field="shape")
+def _default_opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+
+def _contrib_message(nn: str, node) -> str:
+    return (f"node {nn!r} ({node.domain}.{node.op_type}) is an ONNX Runtime contrib operator, "
+            "whose shapes only onnxruntime's symbolic shape inference knows: install "
+            "onnxruntime (pip install 'cpplan[ort]'), or save the model at the basic "
+            "optimisation level (SessionOptions.graph_optimization_level = ORT_ENABLE_BASIC, "
+            "or export it again without ONNX Runtime's fusions)")
+
+
+def _infer(onnx, model, source: str, contrib: bool):
+    """Shapes of every tensor: onnx's strict shape inference with data propagation, and for
+    graphs with ONNX Runtime contrib operators onnxruntime's symbolic shape inference after
+    onnx's (lenient) one."""
+    try:
+        model = onnx.shape_inference.infer_shapes(model, check_type=True,
+                                                  strict_mode=not contrib, data_prop=True)
+    except Exception as e:  # onnx raises InferenceError and others; all mean "bad model"
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ProblemError(f"shape inference failed: {first}", source=source,
+                           field="shape") from None
+    if not contrib:
+        return model
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    try:
+        inferred = SymbolicShapeInference.infer_shapes(model, auto_merge=True,
+                                                       guess_output_rank=False)
+    except Exception as e:  # the tool raises bare Exceptions
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ProblemError(f"onnxruntime's symbolic shape inference failed ({first}); save "
+                           "the model at the basic optimisation level "
+                           "(ORT_ENABLE_BASIC) so that it has no contrib operators",
+                           source=source, field="shape") from None
+    return inferred if inferred is not None else model
+
+
+def _forget_unknown_dims(model) -> None:
+    """Drop the placeholders (``unk__k``) shape inference wrote for what it could not compute,
+    so a later inference may fill them in."""
+    for vi in model.graph.value_info:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.dim_param.startswith("unk__"):
+                    d.ClearField("dim_param")
+
+
+def _has_onnxruntime() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("onnxruntime") is not None
 
 
 def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
+              input_shapes: Mapping[str, Sequence[int]] | None = None,
               name: str | None = None) -> Graph:
     """The graph of the ONNX model at ``path`` (see the module docstring).
 
-    ``dims`` gives values to symbolic dimensions (``{"batch": 1, "sequence": 128}``).
+    ``dims`` gives values to symbolic dimensions (``{"batch": 1, "sequence": 128}``);
+    ``input_shapes`` gives whole shapes of graph inputs (``{"input_ids": (1, 128)}``), and the
+    symbolic dimensions in them take their values from it. Works from any folder, whether the
+    weights' external data file is there or not: weights are never read.
     Raises :class:`FormatError` for an unreadable file and :class:`ProblemError` naming the node
-    for control flow or a shape that stays unknown.
+    for control flow or a shape that stays unknown, or naming every input dimension missing.
     """
+    from .onnx_dims import apply_dims
+    from .onnx_fold import fold_constants
+
     onnx = _import_onnx()
     source = str(path)
     model = _read(onnx, source)
@@ -201,7 +244,14 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ProblemError(f"dimension {k!r} must be a non-negative integer, got {v!r}",
                                source=source, field="dims")
-    consumers: dict[str, str] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for k, v in (input_shapes or {}).items():
+        shape = tuple(v)
+        if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
+            raise ProblemError(f"input shape for {k!r} must be non-negative integers, got "
+                               f"{v!r}", source=source, field="input_shapes")
+        shapes[k] = shape
+    contrib = False
     for i, node in enumerate(graph.node):
         nn = _node_name(node, i)
         if node.op_type in CONTROL_FLOW or any(
@@ -210,25 +260,32 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
             raise ProblemError(f"node {nn!r} ({node.op_type}): control flow is not supported; "
                                "cpplan plans programs with a fixed schedule (unroll or "
                                "specialise the model first)", source=source, field="node")
-        if node.domain not in ("", "ai.onnx"):
-            raise ProblemError(f"node {nn!r} ({node.domain}.{node.op_type}): operators outside "
-                               "the default ONNX domain have no shape inference", source=source,
+        if node.domain == "com.microsoft":
+            if not _has_onnxruntime():
+                raise ProblemError(_contrib_message(nn, node), source=source, field="node")
+            contrib = True
+        elif node.domain not in ("", "ai.onnx"):
+            raise ProblemError(f"node {nn!r} ({node.domain}.{node.op_type}): operators of "
+                               f"domain {node.domain!r} have no shape inference; export the "
+                               "model with standard ONNX operators only", source=source,
                                field="node")
     _schedule(graph, source)
+    weights = _detach_weights(onnx, graph)
+    consumers: dict[str, str] = {}
     for i, node in enumerate(graph.node):
         for t in node.input:
             consumers.setdefault(t, f"node {_node_name(node, i)!r} ({node.op_type})")
-    _set_dims(model, dims, consumers, source)
+    apply_dims(model, dims, shapes, set(weights), consumers, source)
     _check(onnx, model, source)
-    _strip_weights(onnx, graph)
-    try:
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
-                                                  data_prop=True)
-    except Exception as e:  # onnx raises InferenceError and others; all mean "bad model"
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ProblemError(f"shape inference failed: {first}", source=source,
-                           field="shape") from None
-    return _build(onnx, model, source, name if name is not None else Path(source).stem)
+    keep = {vi.name for vi in graph.output}
+    opset = _default_opset(model)
+    for _ in range(64):  # each round resolves one more link of shape arithmetic
+        model = _infer(onnx, model, source, contrib)
+        if not fold_constants(onnx, model, opset, keep):
+            break
+        _forget_unknown_dims(model)
+    return _build(onnx, model, source, name if name is not None else Path(source).stem,
+                  weights)
 
 
 def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str]:
@@ -246,9 +303,13 @@ def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str
     shape = []
     for k, dim in enumerate(tt.shape.dim):
         if not dim.HasField("dim_value"):
-            if dim.dim_param and not dim.dim_param.startswith("unk__"):
-                missing = (f"symbolic dimension {dim.dim_param!r}; give it with dims="
-                           f"{{{dim.dim_param!r}: N}} (cpplan extract --dim {dim.dim_param}=N)")
+            p = dim.dim_param
+            if p and not p.startswith("unk__") and p.isidentifier():
+                missing = (f"symbolic dimension {p!r}; give it with dims={{{p!r}: N}} "
+                           f"(cpplan extract --dim {p}=N)")
+            elif p and not p.startswith("unk__"):
+                missing = (f"the exporter's expression {p!r}, whose symbols are not all given "
+                           "(give the graph inputs' dimensions with --dim or --input-shape)")
             else:  # shape inference names the dimensions it cannot compute unk__<k>
                 missing = "it cannot be inferred: it depends on values known only at run time"
             raise ProblemError(f"{what}: dimension {k} unknown ({missing})", source=source,
@@ -263,7 +324,8 @@ def _has_shape(types: dict[str, Any], name: str) -> bool:
             and vi.type.tensor_type.HasField("shape"))
 
 
-def _build(onnx, model, source: str, name: str) -> Graph:
+def _build(onnx, model, source: str, name: str,
+           weights: Mapping[str, tuple[tuple[int, ...], int]]) -> Graph:
     graph = model.graph
     types: dict[str, Any] = {}
     for vi in [*graph.input, *graph.value_info, *graph.output]:
@@ -274,6 +336,11 @@ def _build(onnx, model, source: str, name: str) -> Graph:
         dtype = ONNX_DTYPES.get(onnx.TensorProto.DataType.Name(t.data_type), "uint8")
         g.add_constant(t.name, tuple(t.dims), dtype)
         constant.add(t.name)
+    for w, (dims, elem) in weights.items():
+        if w not in constant:
+            g.add_constant(w, dims, ONNX_DTYPES.get(onnx.TensorProto.DataType.Name(elem),
+                                                    "uint8"))
+            constant.add(w)
     for vi in graph.input:
         if vi.name in constant:
             continue  # IR < 4 lists initializers among the inputs
@@ -291,7 +358,7 @@ def _build(onnx, model, source: str, name: str) -> Graph:
             for o in outs:  # folded: made once, before the run
                 shape, dtype = _tensor_type(onnx, types.get(o),
                                             f"node {nn!r} ({node.op_type}) output {o!r}", source)
-                g.add_constant(o, shape, dtype)
+                g.add_constant(o, shape, dtype, derived_from=ins)
                 constant.add(o)
             continue
         if node.op_type == "Dropout" and len(outs) > 1 and ins and not _has_shape(types, outs[1]):
