@@ -127,7 +127,27 @@ def test_initializers_are_constants_and_folded(tmp_path):
                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [w], path=path)
     p = extract_onnx(path, in_place=True)
     assert [b.id for b in p.buffers] == ["x", "y"]
-    # nw is computed from w before the run: the weight counts, once
-    assert p.meta["constants"]["tensors"] == {"w": 16}
+    # a small constant expression is evaluated: its value replaces the weight it came from
+    assert p.meta["constants"]["tensors"] == {"nw": 16}
     assert p.meta["source"]["sha256"] and p.meta["source"]["bytes"] == path.stat().st_size
     assert p.meta["options"]["in_place"] is True
+
+
+def test_weights_count_once_through_folded_operators(tmp_path):
+    """A weight read directly and through a Transpose computed before the run counts once; a
+    ConstantOfShape expanded from a few bytes counts as itself."""
+    path = tmp_path / "tied.onnx"
+    w = helper.make_tensor("w", TensorProto.FLOAT, [64, 100], [0.5] * 6400)
+    shape = helper.make_tensor("s", TensorProto.INT64, [2], [64, 64])
+    make_model([helper.make_node("Transpose", ["w"], ["wt"], name="t"),
+                helper.make_node("ConstantOfShape", ["s"], ["ones"], name="c",
+                                 value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+                helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+                helper.make_node("MatMul", ["y", "wt"], ["z"], name="mm2"),
+                helper.make_node("MatMul", ["z", "ones"], ["out"], name="mm3")],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+               [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 64])], [w, shape],
+               path=path)
+    p = extract_onnx(path)
+    assert p.meta["constants"]["tensors"] == {"w": 25600, "ones": 16384}
+    assert [b.id for b in p.buffers] == ["x", "y", "z", "out"]
