@@ -169,39 +169,30 @@ def _default_opset(model) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
-def _contrib_message(nn: str, node) -> str:
-    return (f"node {nn!r} ({node.domain}.{node.op_type}) is an ONNX Runtime contrib operator, "
-            "whose shapes only onnxruntime's symbolic shape inference knows: install "
-            "onnxruntime (pip install 'cpplan[ort]'), or save the model at the basic "
-            "optimisation level (SessionOptions.graph_optimization_level = ORT_ENABLE_BASIC, "
-            "or export it again without ONNX Runtime's fusions)")
+def _infer(onnx, model, source: str, opset: int, contrib: bool):
+    """Shapes of every tensor: onnx's strict shape inference with data propagation; for graphs
+    with ONNX Runtime contrib operators, on their shape twin (:mod:`.onnx_contrib`), the shapes
+    then copied back."""
+    from .onnx_contrib import shape_twin
 
-
-def _infer(onnx, model, source: str, contrib: bool):
-    """Shapes of every tensor: onnx's strict shape inference with data propagation, and for
-    graphs with ONNX Runtime contrib operators onnxruntime's symbolic shape inference after
-    onnx's (lenient) one."""
+    target = shape_twin(onnx, model, opset, source) if contrib else model
     try:
-        model = onnx.shape_inference.infer_shapes(model, check_type=True,
-                                                  strict_mode=not contrib, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(target, check_type=True, strict_mode=True,
+                                                     data_prop=True)
     except Exception as e:  # onnx raises InferenceError and others; all mean "bad model"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ProblemError(f"shape inference failed: {first}", source=source,
                            field="shape") from None
     if not contrib:
-        return model
-    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-
-    try:
-        inferred = SymbolicShapeInference.infer_shapes(model, auto_merge=True,
-                                                       guess_output_rank=False)
-    except Exception as e:  # the tool raises bare Exceptions
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ProblemError(f"onnxruntime's symbolic shape inference failed ({first}); save "
-                           "the model at the basic optimisation level "
-                           "(ORT_ENABLE_BASIC) so that it has no contrib operators",
-                           source=source, field="shape") from None
-    return inferred if inferred is not None else model
+        return inferred
+    made = {o for n in model.graph.node for o in n.output}
+    del model.graph.value_info[:]
+    model.graph.value_info.extend(vi for vi in inferred.graph.value_info if vi.name in made)
+    by_name = {vi.name: vi for vi in inferred.graph.output}
+    for vi in model.graph.output:
+        if vi.name in by_name:
+            vi.CopyFrom(by_name[vi.name])
+    return model
 
 
 def _forget_unknown_dims(model) -> None:
@@ -212,12 +203,6 @@ def _forget_unknown_dims(model) -> None:
             for d in vi.type.tensor_type.shape.dim:
                 if d.dim_param.startswith("unk__"):
                     d.ClearField("dim_param")
-
-
-def _has_onnxruntime() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("onnxruntime") is not None
 
 
 def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
@@ -232,6 +217,7 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
     Raises :class:`FormatError` for an unreadable file and :class:`ProblemError` naming the node
     for control flow or a shape that stays unknown, or naming every input dimension missing.
     """
+    from .onnx_contrib import CONTRIB_SHAPES
     from .onnx_dims import apply_dims
     from .onnx_fold import fold_constants
 
@@ -260,10 +246,14 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
             raise ProblemError(f"node {nn!r} ({node.op_type}): control flow is not supported; "
                                "cpplan plans programs with a fixed schedule (unroll or "
                                "specialise the model first)", source=source, field="node")
-        if node.domain == "com.microsoft":
-            if not _has_onnxruntime():
-                raise ProblemError(_contrib_message(nn, node), source=source, field="node")
+        if node.domain == "com.microsoft" and node.op_type in CONTRIB_SHAPES:
             contrib = True
+        elif node.domain == "com.microsoft":
+            raise ProblemError(f"node {nn!r} (com.microsoft.{node.op_type}): cpplan does not "
+                               "know the shapes of this ONNX Runtime contrib operator; save "
+                               "the model at the basic optimisation level (SessionOptions."
+                               "graph_optimization_level = ORT_ENABLE_BASIC), where ONNX "
+                               "Runtime keeps standard operators", source=source, field="node")
         elif node.domain not in ("", "ai.onnx"):
             raise ProblemError(f"node {nn!r} ({node.domain}.{node.op_type}): operators of "
                                f"domain {node.domain!r} have no shape inference; export the "
@@ -280,7 +270,7 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
     keep = {vi.name for vi in graph.output}
     opset = _default_opset(model)
     for _ in range(64):  # each round resolves one more link of shape arithmetic
-        model = _infer(onnx, model, source, contrib)
+        model = _infer(onnx, model, source, opset, contrib)
         if not fold_constants(onnx, model, opset, keep):
             break
         _forget_unknown_dims(model)
@@ -406,6 +396,7 @@ def extract_onnx(
     path: str | Path,
     *,
     dims: Mapping[str, int] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     inputs_in_arena: bool = False,
     in_place: bool = False,
     concat_in_place: bool = False,
@@ -420,11 +411,13 @@ def extract_onnx(
     version, ``dims``) in ``meta["source"]`` unless ``source`` is given."""
     from .to_problem import to_problem
 
-    graph = load_onnx(path, dims=dims, name=name)
+    graph = load_onnx(path, dims=dims, input_shapes=input_shapes, name=name)
     if source is None:
         source = onnx_source(path)
     if dims:
         source = {**source, "dims": dict(dims)}
+    if input_shapes:
+        source = {**source, "input_shapes": {k: list(v) for k, v in input_shapes.items()}}
     return to_problem(graph, inputs_in_arena=inputs_in_arena, in_place=in_place,
                       concat_in_place=concat_in_place, views=views, alignment=alignment,
                       source=source, command=command)
