@@ -174,6 +174,8 @@ def _example(e: Export):
 
 def _export(e: Export, path: Path) -> None:
     """Export ``e`` with its weights to ``path`` (+ ``path.data`` for dynamo)."""
+    import contextlib
+    import io
     import warnings
 
     import torch
@@ -184,7 +186,8 @@ def _export(e: Export, path: Path) -> None:
               else e.inputs)
     net, args = _network(e.arch), _example(Export(e.name, e.arch, e.exporter, "plain", inputs))
     names = list(e.inputs)
-    with warnings.catch_warnings():
+    # the exporters print progress, and the TorchScript one its whole graph when it fails
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         if e.exporter == "dynamo":
             shapes = None
@@ -255,6 +258,11 @@ def graph_only(model, data_name: str):
     pointing at ``data_name`` (offsets as if the file were written) and holding no data."""
     import onnx
 
+    # the exporters' per-node stack traces and notes hold no shape: leave them out
+    del model.metadata_props[:]
+    for n in model.graph.node:
+        n.doc_string = ""
+        del n.metadata_props[:]
     offset = 0
     for t in model.graph.initializer:
         if t.data_location == onnx.TensorProto.EXTERNAL:

@@ -4,24 +4,35 @@
 What it does, in order:
 
 1. Reads the model with ``onnx.load(..., load_external_data=False)``: weights stored outside the
-   file are never read. A truncated or corrupt file gives a :class:`FormatError`.
+   file are never read, and the file works from any folder whether ``M.onnx.data`` is beside it
+   or not. A truncated or corrupt file gives a :class:`FormatError`.
 2. Refuses control flow (``If``, ``Loop``, ``Scan``, or any node carrying a subgraph) and
-   operators outside the default domain, with an error naming the node: the schedule must be
-   fixed and shapes must be inferable.
+   operators of domains without shape inference, with an error naming the node and what to do.
+   ONNX Runtime's contrib operators (``com.microsoft``) that :mod:`.onnx_contrib` knows get their
+   shapes from a shape twin; others are refused with the advice to save the model at the basic
+   optimisation level.
 3. Takes the node order as the schedule (reordered topologically, closest to the file's order,
    only if the file's order is not topological).
-4. Gives symbolic dimensions the values in ``dims`` (``{"batch": 1}``); a graph input with no
-   shape or an unknown dimension is an error naming the input and the node that reads it. Runs
-   the ONNX checker, then drops the weights' data (only small integer initializers, the shapes
-   that ``Reshape`` and ``ConstantOfShape`` need, keep theirs) and infers shapes with
-   ``onnx.shape_inference`` (strict, with data propagation). A tensor whose shape stays unknown
-   is an error naming the node that makes it and the missing dimension.
-5. Initializers are constants; so is everything computed from constants alone (constant folding:
-   the ``light_*`` models of the onnx package make their weights with ``ConstantOfShape``). Such
-   nodes do not run at inference time and take no step of the schedule.
-6. Marks operators for the rewrites: element-wise operators may run in place over an input of the
-   output's size, reshapes and friends are views (``Dropout`` too: inference models), ``Concat``
-   records its axis.
+4. Takes the weights out of the graph (:func:`_detach_weights`: every initializer stored
+   externally or larger than 4096 elements becomes a typed graph input, its data dropped), so the
+   ONNX checker and shape inference run in memory and resolve no file against the current
+   directory.
+5. Gives the graph inputs static shapes (:mod:`.onnx_dims`): symbolic dimensions from ``dims``,
+   whole shapes from ``input_shapes``, and every dimension that is an expression of them
+   (``Min(512, s50)``) its value. Every input dimension still unknown is named in one error.
+6. Infers shapes with ``onnx.shape_inference`` (strict, with data propagation), then evaluates
+   the small constant sub-graphs (:mod:`.onnx_fold`: ``Shape -> Gather -> Concat``, ``Constant
+   -> ConstantOfShape -> ... -> Where``) and infers again, until nothing more folds. A tensor
+   whose shape stays unknown is an error naming the node that makes it and the missing
+   dimension.
+7. Initializers are constants; so is everything computed from constants alone (the ``light_*``
+   models of the onnx package make their weights with ``ConstantOfShape``). Such nodes do not run
+   at inference time and take no step of the schedule; a constant computed from weights records
+   them (:attr:`Graph.derived`), so the constants figure counts each weight once.
+8. Marks operators for the rewrites: element-wise operators, and ``Softmax``/``LogSoftmax`` as
+   ONNX Runtime runs them, may run in place over an input of the output's size (see
+   ``INPLACE_OPS``); reshapes and friends are views (``Dropout`` too: inference models);
+   ``Concat`` records its axis.
 """
 
 from __future__ import annotations
@@ -60,8 +71,12 @@ _BINARY = ("Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor")
 INPLACE_OPS: dict[str, tuple[int, ...] | str] = {op: (0,) for op in _UNARY}
 INPLACE_OPS.update({op: (0, 1) for op in _BINARY})
 INPLACE_OPS.update({"Sum": "all", "Max": "all", "Min": "all", "Mean": "all"})
-# Left out on purpose: Cast and comparisons (the element size changes), Softmax and LRN (an
-# element's output depends on its neighbours).
+# Row-wise operators that ONNX Runtime's CPU kernels declare ``MayInplace(0, 0)``
+# (onnxruntime/core/providers/cpu/math/softmax.cc): each row is read whole before it is
+# written, so the output may take the input's bytes.
+INPLACE_OPS.update({"Softmax": (0,), "LogSoftmax": (0,)})
+# Left out on purpose: Cast and comparisons (the element size changes), LRN and the
+# normalisations across rows (an element's output depends on rows not yet read).
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
 _RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
