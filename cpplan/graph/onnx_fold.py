@@ -77,7 +77,11 @@ def fold_constants(onnx, model, opset: int, keep: set[str]) -> int:
         if (node.domain in ("", "ai.onnx") and node.op_type not in _RANDOM and outs
                 and not keep.intersection(outs)):
             if node.op_type in ("Shape", "Size") and len(outs) == 1:
-                shape = _static_shape(types.get(ins[0])) if ins else None
+                shape = None
+                if ins and ins[0] in values:  # a folded value: no value_info any more
+                    shape = tuple(int(d) for d in values[ins[0]].shape)
+                elif ins:
+                    shape = _static_shape(types.get(ins[0]))
                 if shape is not None:
                     result = [_shape_op(node, shape, np)]
             elif all(i in values for i in ins) and _small_outputs(node, outs, types):
