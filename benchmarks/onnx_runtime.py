@@ -6,12 +6,10 @@ Needs ``pip install 'cpplan[exports]'`` (torch, torchvision, transformers, onnxs
 onnxruntime). Each model of ``cpplan.graph.exports.MODELS`` (or those named) is built with its
 weights in a temporary folder, then:
 
-* **ORT peak**: ONNX Runtime runs it once on the CPU with graph optimisation off (so it runs the
-  very graph cpplan reads), memory patterns off, weights outside the arena
-  (``session.use_device_allocator_for_initializers``), profiling on. The profiler's arena
-  figures give the peak: the largest ``mem_in_use_peak`` of the run's nodes less the bytes in
-  use before the first node (pre-packed weights). Kernels' scratch buffers count here; graph
-  inputs do not (the caller owns them), graph outputs do.
+* **ORT peak**: :func:`cpplan.runtimes.ort.measured_peak`: one run on the CPU with graph
+  optimisation off (the very graph cpplan reads), the peak of the profiler's arena figures.
+  Kernels' scratch buffers count there; graph inputs do not (the caller owns them), graph
+  outputs do.
 * **cpplan plain / rewrites**: ``cpplan extract`` (views only; then ``--in-place
   --concat-in-place``) with every buffer aligned as ORT's allocator aligns (64 bytes), solved
   for ``--time-limit`` seconds; the height of pool ``arena`` (graph inputs sit in a pool of their
@@ -22,7 +20,6 @@ weights in a temporary folder, then:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -31,38 +28,10 @@ from pathlib import Path
 from cpplan.graph.exports import MODELS, build
 from cpplan.graph.onnx import extract_onnx
 from cpplan.plan import check
+from cpplan.runtimes.ort import example_feeds, measured_peak
 from cpplan.solve import solve
 
 ALIGNMENT = 64  # ORT's kAllocAlignment
-
-
-def ort_peak(path: Path, e, folder: Path) -> int:
-    """ONNX Runtime's measured peak arena bytes for one run of the model at ``path``."""
-    import numpy as np
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.enable_mem_pattern = False
-    so.enable_profiling = True
-    so.profile_file_prefix = str(folder / "ort_profile")
-    so.add_session_config_entry("session.use_device_allocator_for_initializers", "1")
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(0)
-    feeds = {}
-    for i in sess.get_inputs():
-        shape, dtype = e.inputs[i.name]
-        feeds[i.name] = (np.ones(shape, dtype=np.int64) if dtype == "int64"
-                         else rng.standard_normal(shape).astype(np.float32))
-    sess.run(None, feeds)
-    events = json.loads(Path(sess.end_profiling()).read_text())
-    nodes = [ev["args"] for ev in events
-             if ev.get("cat") == "Node" and "mem_in_use_peak" in ev.get("args", {})]
-    if not nodes:
-        raise RuntimeError("the profiler gave no arena figures")
-    first = nodes[0]
-    before = int(first["mem_bytes_in_use"]) - int(first["mem_in_use_delta"])
-    return max(int(a["mem_in_use_peak"]) for a in nodes) - before
 
 
 def cpplan_arena(path: Path, e, time_limit: float, alignment: int, **rewrites):
@@ -93,7 +62,7 @@ def main() -> int:
                 print(f"{e.name:<34}export failed: {type(err).__name__}", flush=True)
                 continue
             try:
-                ort = ort_peak(path, e, folder)
+                ort = measured_peak(path, example_feeds(e.inputs))
             except Exception as err:
                 first = (str(err).strip().splitlines() or [""])[0][:60]
                 print(f"{e.name:<34}ONNX Runtime failed: {first}", flush=True)

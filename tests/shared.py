@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import importlib
+import os
+
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,3 +20,15 @@ def benchmark(*parts: str) -> Path:
         pytest.skip(f"shared benchmark {path.resolve()} is absent (expected the folder "
                     "shared/benchmarks beside the repository)")
     return path
+
+
+def require(module: str, extra: str | None = None):
+    """Import ``module`` for a test that needs an extra: skips cleanly without it, but fails
+    under CI (env ``CI`` set), where every extra is installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        why = f"{module} is not installed (pip install 'cpplan[{extra or module}]')"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI installs every extra, yet {why}")
+        pytest.skip(why, allow_module_level=True)

@@ -204,8 +204,12 @@ def _export(e: Export, path: Path) -> None:
 
 def _quantise(e: Export, src: Path, dst: Path) -> None:
     import numpy as np
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, quantize_dynamic,
-                                          quantize_static)
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        quantize_dynamic,
+        quantize_static,
+    )
 
     if e.variant == "int8":
         quantize_dynamic(str(src), str(dst))
