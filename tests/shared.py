@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import importlib
 import os
+from pathlib import Path
 
 import pytest
 
