@@ -44,6 +44,7 @@ from typing import Any
 
 from ..errors import CpplanError, FormatError, ProblemError
 from .ir import Graph, topological_order
+from .onnx_fold import RANDOM_OPS
 
 __all__ = ["load_onnx", "ONNX_DTYPES", "INPLACE_OPS", "VIEW_OPS", "CONTROL_FLOW"]
 
@@ -79,8 +80,6 @@ INPLACE_OPS.update({"Softmax": (0,), "LogSoftmax": (0,)})
 # normalisations across rows (an element's output depends on rows not yet read).
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
-_RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                     "Multinomial", "Bernoulli"})
 _KEEP_DATA_ELEMENTS = 4096  # integer initializers this small keep their data (shapes, axes)
 
 
@@ -359,7 +358,7 @@ def _build(onnx, model, source: str, name: str,
         names.add(nn)
         ins = [t for t in node.input if t]
         outs = [t for t in node.output if t]
-        if node.op_type not in _RANDOM and all(t in constant for t in ins):
+        if node.op_type not in RANDOM_OPS and all(t in constant for t in ins):
             for o in outs:  # folded: made once, before the run
                 shape, dtype = _tensor_type(onnx, types.get(o),
                                             f"node {nn!r} ({node.op_type}) output {o!r}", source)

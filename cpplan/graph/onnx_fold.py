@@ -15,14 +15,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["FOLD_ELEMENTS", "fold_constants"]
+__all__ = ["FOLD_ELEMENTS", "RANDOM_OPS", "fold_constants"]
 
 FOLD_ELEMENTS = 1 << 16
 # Operators whose output may be much larger than their inputs: evaluated only when shape
 # inference already says the output is small.
 _GROWING = frozenset({"ConstantOfShape", "Expand", "Tile", "Range", "Pad", "Resize",
                       "Upsample", "EyeLike", "OneHot"})
-_RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+# operators whose outputs differ from run to run: never constants
+RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                      "Multinomial", "Bernoulli"})
 
 
@@ -74,7 +75,7 @@ def fold_constants(onnx, model, opset: int, keep: set[str]) -> int:
         outs = [o for o in node.output if o]
         ins = [i for i in node.input if i]
         result = None
-        if (node.domain in ("", "ai.onnx") and node.op_type not in _RANDOM and outs
+        if (node.domain in ("", "ai.onnx") and node.op_type not in RANDOM_OPS and outs
                 and not keep.intersection(outs)):
             if node.op_type in ("Shape", "Size") and len(outs) == 1:
                 shape = None
