@@ -1,5 +1,7 @@
 """Real ONNX exports the project makes itself: ``python -m cpplan.graph.exports [DIR]``.
 
+``python -m cpplan.graph.exports DIR NAME...`` makes only the models named.
+
 Builds small networks with torchvision and transformers (from configs: nothing is downloaded),
 exports each with both of torch's exporters (``dynamo`` and the older ``torchscript`` one) where
 they succeed, quantises two (static QDQ and dynamic, with onnxruntime's tools), saves one as
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +57,8 @@ _ARCHS: dict[str, dict[str, tuple[tuple[int, ...], str]]] = {
     "bert": {"input_ids": ((1, 32), "int64"), "attention_mask": ((1, 32), "int64")},
     "gpt2": {"input_ids": ((1, 32), "int64")},
     "whisper-encoder": {"input_features": ((1, 16, 100), "float32")},
+    # Whisper-tiny's encoder at its real size (random weights), on 30 s of audio
+    "whisper-tiny-encoder": {"input_features": ((1, 80, 3000), "float32")},
     "lstm": {"x": ((1, 16, 32), "float32")},
 }
 
@@ -119,6 +123,13 @@ def _network(arch: str):
 
         cfg = WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=2,
                             encoder_ffn_dim=128, num_mel_bins=16, max_source_positions=50)
+        return _outputs(WhisperEncoder(cfg).eval(), "last_hidden_state")
+    if arch == "whisper-tiny-encoder":
+        from transformers import WhisperConfig
+        from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
+        cfg = WhisperConfig(d_model=384, encoder_layers=4, encoder_attention_heads=6,
+                            encoder_ffn_dim=1536, num_mel_bins=80, max_source_positions=1500)
         return _outputs(WhisperEncoder(cfg).eval(), "last_hidden_state")
     if arch == "lstm":
         return _lstm().eval()
@@ -287,13 +298,17 @@ def graph_only(model, data_name: str):
     return model
 
 
-def generate(out: Path, log: Callable[[str], None] = print) -> Iterator[tuple[Export, Path]]:
-    """Build every model of :data:`MODELS` and write its graph-only file into ``out``."""
+def generate(out: Path, log: Callable[[str], None] = print,
+             names: Collection[str] = ()) -> Iterator[tuple[Export, Path]]:
+    """Build every model of :data:`MODELS` (or those in ``names``) and write its graph-only
+    file into ``out``."""
     import onnx
 
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for e in MODELS:
+            if names and e.name not in names:
+                continue
             try:
                 full = build(e, Path(tmp) / e.name)
             except Exception as err:  # an exporter's limit: say so and go on
@@ -311,7 +326,7 @@ def generate(out: Path, log: Callable[[str], None] = print) -> Iterator[tuple[Ex
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     out = Path(args[0]) if args else Path("tests") / "data" / "onnx"
-    for _ in generate(out):
+    for _ in generate(out, names=args[1:]):
         pass
     return 0
 
