@@ -2,7 +2,8 @@
 
 ``python -m cpplan.graph.exports DIR NAME...`` makes only the models named.
 
-Builds small networks with torchvision and transformers (from configs: nothing is downloaded),
+Builds networks with torchvision and transformers from configs (nothing is downloaded): small
+ones, and Whisper-tiny's encoder at its real size,
 exports each with both of torch's exporters (``dynamo`` and the older ``torchscript`` one) where
 they succeed, quantises two (static QDQ and dynamic, with onnxruntime's tools), saves one as
 ONNX Runtime optimises it (contrib operators), and keeps one with dynamic axes. Then writes
