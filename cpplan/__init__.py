@@ -14,11 +14,12 @@ from .blocks import Blocks, make_blocks
 from .bounds import LoadBound, max_load, objective_lower_bound
 from .errors import CapacityError, CpplanError, FormatError, PlanError, ProblemError
 from .io import read_plan, read_problem, write_plan, write_problem
-from .plan import Placement, Plan, Violation, check, ensure_valid
+from .plan import Conflict, Placement, Plan, Violation, check, ensure_valid
 from .problem import Alias, Buffer, Pool, Problem
 
 __all__ = [
-    "Alias", "Blocks", "Buffer", "CapacityError", "CpplanError", "FormatError", "LoadBound",
+    "Alias", "Blocks", "Buffer", "CapacityError", "Conflict", "CpplanError", "FormatError",
+    "LoadBound",
     "Placement", "Plan", "PlanError", "Pool", "Problem", "ProblemError", "Violation", "check",
     "ensure_valid", "make_blocks", "max_load", "objective_lower_bound", "read_plan",
     "read_problem", "write_plan", "write_problem",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import os
 from pathlib import Path
 
 import pytest
@@ -21,13 +19,16 @@ def benchmark(*parts: str) -> Path:
     return path
 
 
-def require(module: str, extra: str | None = None):
-    """Import ``module`` for a test that needs an extra: skips cleanly without it, but fails
-    under CI (env ``CI`` set), where every extra is installed."""
+def require(module: str, extra: str) -> object:
+    """Import ``module`` of an optional extra: skip the test without it, but fail under CI
+    (env var ``CI`` set), where every extra is installed and a skip would hide a break."""
+    import importlib
+    import os
+
     try:
         return importlib.import_module(module)
-    except ImportError:
-        why = f"{module} is not installed (pip install 'cpplan[{extra or module}]')"
+    except ImportError as e:
+        message = f"{module} is not installed (pip install 'cpplan[{extra}]'): {e}"
         if os.environ.get("CI"):
-            pytest.fail(f"CI installs every extra, yet {why}")
-        pytest.skip(why, allow_module_level=True)
+            pytest.fail(message)
+        pytest.skip(message, allow_module_level=True)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.shared import require
 
-onnx = require("onnx")
+onnx = require("onnx", "onnx")
 require("onnxruntime", "ort")
 
 from cpplan.graph.onnx import extract_onnx  # noqa: E402

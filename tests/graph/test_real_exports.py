@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from tests.shared import require
 
-onnx = require("onnx")
+onnx = require("onnx", "onnx")
 
 from cpplan.bounds import max_load  # noqa: E402
 from cpplan.cli import main  # noqa: E402

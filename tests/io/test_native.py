@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cpplan import Alias, Buffer, FormatError, Plan, Pool, Problem, ProblemError
+from cpplan import Alias, Buffer, FormatError, Plan, PlanError, Pool, Problem, ProblemError
 from cpplan.io import read_plan, read_problem, write_plan, write_problem
 from cpplan.io.atomic import write_text_atomic
 from cpplan.io.native import plan_from_dict, plan_to_dict, problem_from_dict, problem_to_dict
@@ -70,11 +70,19 @@ def test_plans_round_trip(data):
 
 
 def test_plan_files_round_trip(tmp_path):
-    plan = Plan.build(EXAMPLE, {"x": ("sram", 0), "y": ("sram", 512), "z": ("sram", 512)},
-                      planner="hand", lower_bound=1024, seconds=0.25)
+    plan = Plan.build(EXAMPLE, {"x": ("dram", 0), "y": ("sram", 512), "z": ("dram", 512)},
+                      planner="hand", lower_bound=1024 + 8 * 1024, seconds=0.25)
     write_plan(EXAMPLE, plan, tmp_path / "plan.json")
     back = read_plan(tmp_path / "plan.json", EXAMPLE)
     assert back == plan and back.status == "optimal"
+
+
+def test_an_invalid_plan_is_never_written(tmp_path):
+    # x and y share bytes [512, 1024) of sram during step 2: the writer refuses, no file.
+    plan = Plan.build(EXAMPLE, {"x": ("sram", 0), "y": ("sram", 512), "z": ("sram", 512)})
+    with pytest.raises(PlanError, match="share bytes"):
+        write_plan(EXAMPLE, plan, tmp_path / "plan.json")
+    assert not list(tmp_path.iterdir())
 
 
 def test_infeasible_plan_round_trips():
@@ -254,3 +262,39 @@ def test_mutated_files_give_a_problem_or_a_clear_error(data):
         return
     plan_to_dict(back)  # whatever was read can be written
     back.summary()
+
+
+# -- stated heights -------------------------------------------------------------------------------
+
+def test_a_plan_file_keeps_its_stated_heights(tmp_path):
+    """A runtime allocates the height a plan states: reading keeps it, the checker compares."""
+    from cpplan import check
+
+    problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)), (Pool("sram", 64),))
+    plan = Plan.build(problem, {"a": ("sram", 0), "b": ("sram", 8)})
+    data = plan_to_dict(plan)
+    assert plan_from_dict(data, problem).heights == {"sram": 16}
+    assert not check(problem, plan_from_dict(data, problem))
+    for stated in (12, 20):
+        got = plan_from_dict({**data, "heights": {"sram": stated}}, problem)
+        assert got.heights == {"sram": stated} and got.objective == stated
+        (bad,) = check(problem, got)
+        assert bad.kind == "height" and "16" in bad.message and str(stated) in bad.message
+    without = {k: v for k, v in data.items() if k != "heights"}
+    assert plan_from_dict(without, problem).heights == {"sram": 16}
+    with pytest.raises(FormatError, match="heights: no pool 'dram'"):
+        plan_from_dict({**data, "heights": {"dram": 16}}, problem)
+    with pytest.raises(FormatError, match="pool 'sram': heights: must be an integer"):
+        plan_from_dict({**data, "heights": {"sram": "16"}}, problem)
+
+
+def test_an_infeasible_plan_keeps_its_conflict():
+    from cpplan.plan import Conflict
+
+    problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)), (Pool("sram", 12),))
+    plan = Plan.infeasible(problem, "too small", conflict=Conflict(("a", "b"), True, "max-load"))
+    data = json.loads(json.dumps(plan_to_dict(plan)))
+    assert data["conflict"] == {"buffers": ["a", "b"], "irreducible": True, "how": "max-load"}
+    assert plan_from_dict(data, problem).conflict == plan.conflict
+    with pytest.raises(FormatError, match="buffer 'zz': conflict"):
+        plan_from_dict({**data, "conflict": {"buffers": ["zz"]}}, problem)
