@@ -375,8 +375,8 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
         if (inputs_in_arena or in_place or concat_in_place or no_views or alignment != 1 or dims
                 or input_shapes):
             raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
-                              "--alignment, --dim and --input-shape apply to ONNX models only: a .tflite "
-                              "model is extracted as TFLite Micro plans it")
+                              "--alignment, --dim and --input-shape apply to ONNX models "
+                              "only: a .tflite model is extracted as TFLite Micro plans it")
         from .io import check_output, write_problem
         from .runtimes.tflm_plan import describe, extract_model
 
