@@ -187,9 +187,10 @@ class Graph:
 
     def stored_constants(self) -> list[Tensor]:
         """The constants the operators need, each counted once, in definition order: those
-        they read, except that a folded constant made from at least as many bytes as it holds
-        (a transposed or cast weight) counts as the constants it is computed from, so weights
-        count once; one made from fewer bytes (``ConstantOfShape``) counts as itself."""
+        they read, except that a folded constant made from at least as many elements as it
+        holds (a transposed, cast or dequantised weight) counts as the constants it is computed
+        from, so weights count once, at their stored size; one made from fewer elements
+        (``ConstantOfShape``, an embedding lookup) counts as itself."""
         roots: dict[str, frozenset[str]] = {}
 
         def roots_of(t: str) -> frozenset[str]:
@@ -198,7 +199,8 @@ class Graph:
                     roots[t] = frozenset((t,))
                 else:
                     r = frozenset().union(*(roots_of(p) for p in self.derived[t]))
-                    big = sum(self.tensors[x].size for x in r) >= self.tensors[t].size
+                    big = (sum(math.prod(self.tensors[x].shape) for x in r)
+                           >= math.prod(self.tensors[t].shape))
                     roots[t] = r if big else frozenset((t,))
             return roots[t]
 

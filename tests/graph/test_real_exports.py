@@ -4,6 +4,7 @@ errors a user meets on them."""
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -77,7 +78,7 @@ def test_extract_solve_check_from_another_folder(name, tmp_path, monkeypatch):
         assert plan.heights["arena"] >= max_load(problem)["arena"].bytes > 0
     assert len(plain.buffers) > 10
     # weights count once: a listed constant computed from listed ones is an expansion (more
-    # bytes than all it comes from, like ConstantOfShape), never a copy (transposed, cast)
+    # elements than all it comes from, like ConstantOfShape), never a copy (transposed, cast)
     graph = load_onnx(path, **shape_args(e))
     listed = set(plain.meta["constants"]["tensors"])
 
@@ -92,10 +93,23 @@ def test_extract_solve_check_from_another_folder(name, tmp_path, monkeypatch):
 
     for t in listed:
         if ancestors(t) & listed:
-            stored = sum(graph.tensors[a].size for a in ancestors(t) if a not in graph.derived)
-            assert graph.tensors[t].size > stored, t
+            stored = sum(math.prod(graph.tensors[a].shape) for a in ancestors(t)
+                         if a not in graph.derived)
+            assert math.prod(graph.tensors[t].shape) > stored, t
     assert plain.meta["constants"]["bytes"] == sum(graph.tensors[t].size for t in listed)
     assert not list(tmp_path.joinpath("cwd").iterdir())  # nothing written where it ran
+
+
+def test_quantised_weights_count_at_their_stored_size():
+    """QDQ: DequantizeLinear of an int8 weight is computed before the run; the weight counts
+    once, as the int8 bytes the file stores, not as the float copy."""
+    path = DATA / "resnet18-qdq.torchscript.onnx"
+    model = onnx.load(str(path), load_external_data=False)
+    external = sum(int(next(kv.value for kv in t.external_data if kv.key == "length"))
+                   for t in model.graph.initializer
+                   if t.data_location == onnx.TensorProto.EXTERNAL)
+    counted = extract_onnx(path).meta["constants"]["bytes"]
+    assert external <= counted < external * 1.1
 
 
 def test_softmax_runs_in_place_as_onnx_runtime_does():
