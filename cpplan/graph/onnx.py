@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CpplanError, FormatError, ProblemError
-from .ir import Graph, topological_order
+from .ir import Graph, element_bytes, topological_order
 from .onnx_fold import RANDOM_OPS
 
 __all__ = ["load_onnx", "ONNX_DTYPES", "INPLACE_OPS", "VIEW_OPS", "CONTROL_FLOW"]
@@ -76,8 +76,11 @@ INPLACE_OPS.update({"Sum": "all", "Max": "all", "Min": "all", "Mean": "all"})
 # (onnxruntime/core/providers/cpu/math/softmax.cc): each row is read whole before it is
 # written, so the output may take the input's bytes.
 INPLACE_OPS.update({"Softmax": (0,), "LogSoftmax": (0,)})
-# Left out on purpose: Cast and comparisons (the element size changes), LRN and the
-# normalisations across rows (an element's output depends on rows not yet read).
+# Cast is MayInplace(0, 0) too (cpu/tensor/cast_op.cc), where ONNX Runtime's allocation planner
+# finds input and output of one size: between element types of one size (float32 <-> int32).
+INPLACE_OPS["Cast"] = (0,)
+# Left out on purpose: comparisons (the element size changes), LRN and the normalisations
+# across rows (an element's output depends on rows not yet read).
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
 _KEEP_DATA_ELEMENTS = 4096  # integer initializers this small keep their data (shapes, axes)
@@ -383,6 +386,9 @@ def _build(onnx, model, source: str, name: str,
             kw["inplace"] = tuple(k for k in idx if k < len(ins) and ins[k] not in constant)
             if node.op_type == "BatchNormalization" and len(outs) > 1:
                 kw["inplace"] = ()  # training mode also writes running statistics
+            if (node.op_type == "Cast" and ins and ins[0] in g.tensors
+                    and element_bytes(g.tensors[ins[0]].dtype) != element_bytes(out_types[0][2])):
+                kw["inplace"] = ()  # ONNX Runtime casts in place only between equal sizes
         if node.op_type in VIEW_OPS and ins and ins[0] not in constant:
             kw["view"] = True
         if node.op_type == "Concat" and out_types:

@@ -219,3 +219,16 @@ def test_external_weights_absent_and_another_folder(tmp_path, monkeypatch):
     without = extract_onnx(folder / "m.onnx")
     assert [b.size for b in with_data.buffers] == [b.size for b in without.buffers] == [512, 512]
     assert without.meta["constants"]["tensors"] == {"w": 64 * 64 * 4}
+
+
+def test_cast_in_place_only_between_equal_element_sizes(tmp_path):
+    path = tmp_path / "cast.onnx"
+    make_model([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                helper.make_node("Cast", ["r"], ["i"], name="same", to=TensorProto.INT32),
+                helper.make_node("Cast", ["i"], ["h"], name="half", to=TensorProto.FLOAT16)],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+               [helper.make_tensor_value_info("h", TensorProto.FLOAT16, [4, 4])], path=path)
+    ops = {op.name: op for op in load_onnx(path).operators}
+    assert ops["same"].inplace == (0,) and ops["half"].inplace == ()
+    p = extract_onnx(path, in_place=True)
+    assert {(a.buffer, a.root) for a in p.aliases} == {("i", "r")}
