@@ -19,6 +19,8 @@ A model an exporter cannot handle is skipped with a line saying why.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import tempfile
 from collections.abc import Callable, Collection, Iterator
@@ -184,10 +186,23 @@ def _example(e: Export):
     return tuple(out)
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Standard output silenced at the file descriptor (torch prints from C++ too)."""
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _export(e: Export, path: Path) -> None:
     """Export ``e`` with its weights to ``path`` (+ ``path.data`` for dynamo)."""
-    import contextlib
-    import io
     import warnings
 
     import torch
@@ -199,7 +214,7 @@ def _export(e: Export, path: Path) -> None:
     net, args = _network(e.arch), _example(Export(e.name, e.arch, e.exporter, "plain", inputs))
     names = list(e.inputs)
     # the exporters print progress, and the TorchScript one its whole graph when it fails
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+    with warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
         if e.exporter == "dynamo":
             shapes = None
