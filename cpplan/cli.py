@@ -383,18 +383,23 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 @click.option("--alignment", default=1, show_default=True, help="Alignment of every buffer.")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE",
               help="Value of a symbolic dimension (repeatable), e.g. --dim batch=1.")
+@click.option("--input-shape", "input_shapes", multiple=True, metavar="INPUT=D0,D1,...",
+              help="Whole shape of a graph input (repeatable), e.g. --input-shape "
+                   "input_ids=1,128; its symbolic dimensions take these values.")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
-            concat_in_place: bool, no_views: bool, alignment: int, dims: tuple[str, ...]) -> None:
+            concat_in_place: bool, no_views: bool, alignment: int, dims: tuple[str, ...],
+            input_shapes: tuple[str, ...]) -> None:
     """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]) or a TFLite
     model as TFLite Micro plans it (needs cpplan[tflite]; the ONNX options do not apply)."""
     import shlex
 
     if model.lower().endswith(".tflite"):
-        if inputs_in_arena or in_place or concat_in_place or no_views or alignment != 1 or dims:
+        if (inputs_in_arena or in_place or concat_in_place or no_views or alignment != 1 or dims
+                or input_shapes):
             raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
-                              "--alignment and --dim apply to ONNX models only: a .tflite "
-                              "model is extracted as TFLite Micro plans it")
+                              "--alignment, --dim and --input-shape apply to ONNX models "
+                              "only: a .tflite model is extracted as TFLite Micro plans it")
         from .io import check_output, write_problem
         from .runtimes.tflm_plan import describe, extract_model
 
@@ -414,15 +419,32 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
         if not eq or not name or not value.strip().isdigit():
             raise CpplanError(f"--dim expects NAME=VALUE with a non-negative integer, got {d!r}")
         values[name] = int(value)
+    shapes: dict[str, tuple[int, ...]] = {}
+    for d in input_shapes:
+        name, eq, value = d.partition("=")
+        parts = value.split(",")
+        if not eq or not name or not all(p.strip().isdigit() for p in parts):
+            raise CpplanError("--input-shape expects INPUT=D0,D1,... with non-negative "
+                              f"integers, got {d!r}")
+        shapes[name] = tuple(int(p) for p in parts)
     flags = [f for f, on in (("--inputs-in-arena", inputs_in_arena), ("--in-place", in_place),
                              ("--concat-in-place", concat_in_place), ("--no-views", no_views))
              if on]
     flags += [] if alignment == 1 else ["--alignment", str(alignment)]
     flags += [a for k, v in values.items() for a in ("--dim", f"{k}={v}")]
+    flags += [a for k, v in shapes.items()
+              for a in ("--input-shape", f"{k}={','.join(map(str, v))}")]
     command = shlex.join(["cpplan", "extract", model, "-o", output, *flags])
-    problem = extract_onnx(model, dims=values, inputs_in_arena=inputs_in_arena,
+    problem = extract_onnx(model, dims=values, input_shapes=shapes, inputs_in_arena=inputs_in_arena,
                            in_place=in_place, concat_in_place=concat_in_place,
                            views=not no_views, alignment=alignment, command=command)
+    if output.lower().endswith(".csv") and (problem.aliases or len(problem.pools) > 1):
+        raise CpplanError(f"{output}: MiniMalloc CSV holds one pool and no aliases; this "
+                          f"problem has {len(problem.aliases)} aliases (reshapes and other "
+                          "views alias their input, and so do --in-place and --concat-in-place) "
+                          f"and {len(problem.pools)} pools (graph inputs have their own); write "
+                          ".json, or for a CSV add --no-views --inputs-in-arena (without "
+                          "--in-place and --concat-in-place)")
     write_problem(problem, output)
     click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
 
