@@ -100,3 +100,112 @@ def first_overlap(rects: Sequence[Rect]) -> tuple[int, int] | None:
     """The first overlapping pair found, or ``None`` when the rectangles are disjoint."""
     found = find_overlaps(rects, limit=1)
     return found[0] if found else None
+
+
+class OverlapIndex:
+    """Which half-open intervals ``[starts[i], ends[i])`` share a moment: the one time-overlap
+    index of cpplan (the decoder's conflict lists, the local search's neighbours, the
+    branch-and-bound search's neighbour lists, the TFLite GPU replica's busy objects).
+
+    Intervals are sorted by start (ties: lower id first); call ``k`` an interval's *position* in
+    that order. Everything that starts at or after the start of position ``k`` and before its
+    end shares a moment with it, and those are the contiguous positions ``k + 1 .. reach[k] - 1``
+    (one ``searchsorted`` of the ends in the sorted starts). So the index itself is O(n log n)
+    time and O(n) memory, and every overlapping pair is the pair ``(k, q)`` of its earlier
+    position with a later one in that range, once: lists and pairs are expanded from the ranges
+    with ``repeat``/``cumsum``, in O(pairs). Counting needs no expansion (:meth:`degrees`).
+
+    Guaranteed: exactly the pairs of intervals that share a moment, each once, and nothing
+    else; empty intervals (``end <= start``) and those where ``keep`` is false are left out;
+    with ``group`` (one label per interval, e.g. the block of a piece), pairs inside one group
+    are left out too (pieces of one block never conflict with each other).
+    """
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray, *, keep: np.ndarray | None = None,
+                 group: np.ndarray | None = None) -> None:
+        starts = np.asarray(starts, np.int64)
+        ends = np.asarray(ends, np.int64)
+        self.n = len(starts)
+        ok = ends > starts if keep is None else np.asarray(keep, bool) & (ends > starts)
+        ids = np.flatnonzero(ok)
+        self.ids = ids[np.argsort(starts[ids], kind="stable")]  # interval at each position
+        self.reach = np.searchsorted(starts[self.ids], ends[self.ids], side="left")
+        self.group = None if group is None else np.asarray(group, np.int64)[self.ids]
+        self.position = np.full(self.n, -1, np.int64)  # -1: left out
+        self.position[self.ids] = np.arange(len(self.ids))
+
+    def _later(self) -> np.ndarray:
+        """For each position, how many later positions share a moment with it."""
+        return self.reach - np.arange(len(self.ids)) - 1
+
+    def count(self) -> int:
+        """Number of overlapping pairs, before ``group`` is applied (no expansion)."""
+        return int(self._later().sum())
+
+    def degrees(self) -> np.ndarray:
+        """Per interval id, how many other intervals share a moment with it (``group`` is
+        ignored), in O(n): the later ones are a range, and position ``q`` is a later partner
+        of every earlier position whose range covers it (a difference array)."""
+        m = len(self.ids)
+        later = self._later()
+        cover = np.zeros(m + 1, np.int64)
+        np.add.at(cover, np.arange(m) + 1, 1)
+        np.add.at(cover, self.reach, -1)
+        out = np.zeros(self.n, np.int64)
+        out[self.ids] = later + np.cumsum(cover)[:m]
+        return out
+
+    def pair_positions(self, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Every overlapping pair as positions ``(k, q)``, ``k < q``, sorted by ``k`` then
+        ``q`` (``group`` applied). Raises ValueError, before expanding anything, when there are
+        more than ``limit`` pairs (``group`` not yet applied)."""
+        later = self._later()
+        total = int(later.sum())
+        if limit is not None and total > limit:
+            raise ValueError(f"{total} overlapping pairs, more than the limit of {limit}")
+        k = np.repeat(np.arange(len(self.ids), dtype=np.int64), later)
+        first = np.cumsum(later) - later  # where each position's run starts in ``k``
+        q = np.arange(total, dtype=np.int64) - np.repeat(first, later) + k + 1
+        if self.group is not None:
+            other = self.group[k] != self.group[q]
+            k, q = k[other], q[other]
+        return k, q
+
+    def pairs(self, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Every overlapping pair once, as interval ids ``(i, j)`` with ``i`` before ``j`` in
+        start order; sorted by the positions of ``i``, then ``j``. ``limit`` as in
+        :meth:`pair_positions`."""
+        k, q = self.pair_positions(limit)
+        return self.ids[k], self.ids[q]
+
+    def directed(self, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Both orientations of every pair, as positions ``(p, q)`` sorted by ``p`` then ``q``:
+        row ``p`` lists its partners in start order. ``limit`` counts unordered pairs."""
+        k, q = self.pair_positions(limit)
+        m = max(len(self.ids), 1)
+        key = np.sort(np.concatenate([k * m + q, q * m + k]))
+        return key // m, key % m
+
+    def neighbours(self, *, by: str = "start", limit: int | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """Neighbour lists in CSR form ``(ptr, nbr)``: the intervals sharing a moment with
+        interval ``i`` are ``nbr[ptr[i]:ptr[i + 1]]`` (ids), in start order (``by="start"``,
+        ties by id) or by id (``by="index"``). Left-out intervals have none."""
+        if by not in ("start", "index"):
+            raise ValueError(f"unknown order {by!r}; expected 'start' or 'index'")
+        k, q = self.pair_positions(limit)
+        a = np.concatenate([self.ids[k], self.ids[q]])
+        b = np.concatenate([self.ids[q], self.ids[k]])
+        inner = b if by == "index" else self.position[b]
+        order = np.lexsort((inner, a))
+        ptr = np.zeros(self.n + 1, np.int64)
+        np.cumsum(np.bincount(a, minlength=self.n), out=ptr[1:])
+        return ptr, b[order]
+
+
+def split_lists(ptr: np.ndarray, values: np.ndarray) -> list[list[int]]:
+    """CSR rows as Python lists (for the plain-Python hot loops of the decoder and the local
+    search, where a list beats a numpy view)."""
+    flat = values.tolist()
+    bounds = ptr.tolist()
+    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

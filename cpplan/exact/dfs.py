@@ -42,6 +42,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
+from ..sweep import OverlapIndex
 from .control import Control, Outcome
 
 __all__ = ["fit", "single_pool", "HEURISTICS"]
@@ -143,15 +144,8 @@ class _Search:
         self.width = width
         self.area = size * width
         # Time-overlap lists (CSR): i and j share a moment.
-        o = np.argsort(start, kind="stable")
-        nbr: list[np.ndarray] = [None] * n  # type: ignore[list-item]
-        st_sorted = start[o]
-        for i in range(n):
-            hi = np.searchsorted(st_sorted, end[i], "left")
-            cand = o[:hi]
-            cand = cand[(end[cand] > start[i]) & (cand != i)]
-            nbr[i] = np.sort(cand)
-        self.nbr = nbr
+        ptr, flat = OverlapIndex(start, end).neighbours(by="index")
+        self.nbr = np.split(flat, ptr[1:-1])
         # Sections: the blocks live just before each distinct end time (MiniMalloc's sweep).
         ends = np.unique(end)
         sec_sets = []

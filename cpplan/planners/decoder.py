@@ -34,6 +34,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import tick
 from ..errors import CapacityError
+from ..sweep import OverlapIndex, split_lists
 from .placer import capacity_error, choose, choose_small
 
 __all__ = ["Decoder", "DECODER_UP_TO", "conflict_lists"]
@@ -48,43 +49,27 @@ def conflict_lists(blocks: Blocks) -> tuple[list[list[int]], list[list[int]], li
     """For each block ``i``: the blocks ``j`` with a piece sharing a moment with a piece of
     ``i`` (both of nonzero size), and the shifts ``dlo, dhi`` such that ``i`` at offset ``o``
     collides with ``j`` at ``o_j`` iff ``o_j + dlo <= o < o_j + dhi`` (one entry per pair of
-    overlapping pieces). Returns ``(nbr, dlo, dhi)`` as lists of lists, or raises ValueError
-    when there would be more than about 3 million entries."""
+    overlapping pieces, ordered by the start order of ``i``'s piece, then of ``j``'s).
+    Returns ``(nbr, dlo, dhi)`` as lists of lists, or raises ValueError when there would be
+    more than :data:`_MAX_ENTRIES` entries (checked on the piece pairs before any list is
+    built, from :class:`cpplan.sweep.OverlapIndex`, so a refusal costs O(n log n))."""
     n = len(blocks)
-    ps, pe = blocks.piece_start, blocks.piece_end
     plo, phi = blocks.piece_lo, blocks.piece_hi
     pblock = np.repeat(np.arange(n, dtype=np.int64), np.diff(blocks.piece_ptr))
-    live = np.nonzero(phi > plo)[0]
-    order = live[np.argsort(ps[live], kind="stable")]
-    s_sorted = ps[order]
-    nbr: list[list[int]] = [[] for _ in range(n)]
-    dlo: list[list[int]] = [[] for _ in range(n)]
-    dhi: list[list[int]] = [[] for _ in range(n)]
-    total = 0
-    chunk = 256
-    for a in range(0, len(order), chunk):
-        p = order[a:a + chunk]
-        # Candidates q start before p ends; keep those that end after p starts.
-        hi = np.searchsorted(s_sorted, pe[p], side="left")
-        width = int(hi.max()) if len(hi) else 0
-        q = order[:width]
-        hit = (pe[q][None, :] > ps[p][:, None]) & (np.arange(width)[None, :] < hi[:, None])
-        hit &= pblock[q][None, :] != pblock[p][:, None]
-        rows, cols = np.nonzero(hit)
-        total += len(rows)
-        if total > _MAX_ENTRIES:
-            raise ValueError("too many conflicts for the decoder")
-        pi = p[rows]
-        qj = q[cols]
-        bi = pblock[pi].tolist()
-        bj = pblock[qj].tolist()
-        lo = (plo[qj] - phi[pi] + 1).tolist()
-        up = (phi[qj] - plo[pi]).tolist()
-        for i, j, x, y in zip(bi, bj, lo, up, strict=True):
-            nbr[i].append(j)
-            dlo[i].append(x)
-            dhi[i].append(y)
-    return nbr, dlo, dhi
+    index = OverlapIndex(blocks.piece_start, blocks.piece_end, keep=phi > plo, group=pblock)
+    # The limit counts pairs before pieces of one block are dropped: a block would need
+    # millions of overlapping pieces of its own for that to refuse a problem that fits.
+    p, q = index.directed(limit=_MAX_ENTRIES)
+    if len(p) > _MAX_ENTRIES:
+        raise ValueError("too many conflicts for the decoder")
+    pi, qj = index.ids[p], index.ids[q]
+    bi = pblock[pi]
+    order = np.argsort(bi, kind="stable")  # by block, then piece position, then partner's
+    pi, qj, bi = pi[order], qj[order], bi[order]
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(bi, minlength=n), out=ptr[1:])
+    return (split_lists(ptr, pblock[qj]), split_lists(ptr, plo[qj] - phi[pi] + 1),
+            split_lists(ptr, phi[qj] - plo[pi]))
 
 
 class Decoder:

@@ -57,6 +57,7 @@ from ..deadline import OutOfTime
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
+from ..sweep import OverlapIndex, split_lists
 from .decoder import DECODER_UP_TO, Decoder, conflict_lists
 from .fit import IGNORED, ORDERS, WORK_PER_CALL, order_blocks
 from .placer import MODES, Placer
@@ -384,18 +385,9 @@ def _pool_floor(blocks, lower: int) -> np.ndarray:
 
 
 def _neighbours(blocks) -> list[list[int]]:
-    """For each block, the blocks whose span shares a moment with its span."""
-    n = len(blocks)
-    order = np.argsort(blocks.start, kind="stable")
-    starts = blocks.start[order]
-    out: list[list[int]] = []
-    ends = blocks.end
-    for i in range(n):
-        hi = int(np.searchsorted(starts, blocks.end[i]))
-        cand = order[:hi]
-        cand = cand[(ends[cand] > blocks.start[i]) & (cand != i)]
-        out.append(cand.tolist())
-    return out
+    """For each block, the blocks whose span shares a moment with its span, in start order
+    (ties: block index)."""
+    return split_lists(*OverlapIndex(blocks.start, blocks.end).neighbours())
 
 
 def _suffix_move(rng: random.Random, order: list[int], pos: dict[int, int], placer: Placer,
