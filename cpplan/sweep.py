@@ -178,29 +178,48 @@ class OverlapIndex:
         k, q = self.pair_positions(limit)
         return self.ids[k], self.ids[q]
 
-    def directed(self, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Both orientations of every pair, as positions ``(p, q)`` sorted by ``p`` then ``q``:
-        row ``p`` lists its partners in start order. ``limit`` counts unordered pairs."""
+    def directed(self, *, by: str = "start", rows: np.ndarray | None = None,
+                 limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Both orientations of every pair, as interval ids ``(i, j)``, grouped by ``i``: by
+        ``rows[i]`` (a label per interval, e.g. the block of a piece; default ``i`` itself),
+        then by the position of ``i``, then by the position of ``j`` (``by="start"``) or by
+        ``j`` (``by="index"``, only without ``rows``). ``limit`` counts unordered pairs, as in
+        :meth:`pair_positions`.
+
+        The order comes from one sort of int64 keys (no indirect sort), which is what makes
+        the expansion run at millions of entries per second."""
+        if by not in ("start", "index"):
+            raise ValueError(f"unknown order {by!r}; expected 'start' or 'index'")
         k, q = self.pair_positions(limit)
+        a = np.concatenate([k, q])  # positions
+        b = np.concatenate([q, k])
         m = max(len(self.ids), 1)
-        key = np.sort(np.concatenate([k * m + q, q * m + k]))
-        return key // m, key % m
+        if by == "index":
+            if rows is not None:
+                raise ValueError("rows= goes with by='start'")
+            n = max(self.n, 1)
+            key = np.sort(self.ids[a] * n + self.ids[b])
+            return key // n, key % n
+        if rows is None:
+            key = np.sort(self.ids[a] * m + b)
+            return key // m, self.ids[key % m]
+        label = np.asarray(rows, np.int64)[self.ids]
+        top = int(label.max()) + 1 if len(label) else 1
+        if top * m * m >= 1 << 62:  # the key would overflow: an indirect sort instead
+            order = np.lexsort((b, a, label[a]))
+            return self.ids[a[order]], self.ids[b[order]]
+        key = np.sort((label[a] * m + a) * m + b)
+        return self.ids[(key // m) % m], self.ids[key % m]
 
     def neighbours(self, *, by: str = "start", limit: int | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
         """Neighbour lists in CSR form ``(ptr, nbr)``: the intervals sharing a moment with
         interval ``i`` are ``nbr[ptr[i]:ptr[i + 1]]`` (ids), in start order (``by="start"``,
         ties by id) or by id (``by="index"``). Left-out intervals have none."""
-        if by not in ("start", "index"):
-            raise ValueError(f"unknown order {by!r}; expected 'start' or 'index'")
-        k, q = self.pair_positions(limit)
-        a = np.concatenate([self.ids[k], self.ids[q]])
-        b = np.concatenate([self.ids[q], self.ids[k]])
-        inner = b if by == "index" else self.position[b]
-        order = np.lexsort((inner, a))
+        i, j = self.directed(by=by, limit=limit)
         ptr = np.zeros(self.n + 1, np.int64)
-        np.cumsum(np.bincount(a, minlength=self.n), out=ptr[1:])
-        return ptr, b[order]
+        np.cumsum(np.bincount(i, minlength=self.n), out=ptr[1:])
+        return ptr, j
 
 
 def split_lists(ptr: np.ndarray, values: np.ndarray) -> list[list[int]]:

@@ -59,13 +59,11 @@ def conflict_lists(blocks: Blocks) -> tuple[list[list[int]], list[list[int]], li
     index = OverlapIndex(blocks.piece_start, blocks.piece_end, keep=phi > plo, group=pblock)
     # The limit counts pairs before pieces of one block are dropped: a block would need
     # millions of overlapping pieces of its own for that to refuse a problem that fits.
-    p, q = index.directed(limit=_MAX_ENTRIES)
-    if len(p) > _MAX_ENTRIES:
+    # Entries by block, then by the start order of the block's piece, then of the other one.
+    pi, qj = index.directed(rows=pblock, limit=_MAX_ENTRIES)
+    if len(pi) > _MAX_ENTRIES:
         raise ValueError("too many conflicts for the decoder")
-    pi, qj = index.ids[p], index.ids[q]
     bi = pblock[pi]
-    order = np.argsort(bi, kind="stable")  # by block, then piece position, then partner's
-    pi, qj, bi = pi[order], qj[order], bi[order]
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(bi, minlength=n), out=ptr[1:])
     return (split_lists(ptr, pblock[qj]), split_lists(ptr, plo[qj] - phi[pi] + 1),

@@ -27,6 +27,7 @@ from ..deadline import tick
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
+from ..sweep import OverlapIndex
 from ._greedy import INF, check_alignment, choose_best_fit, objects_plan, offset_plan
 
 _REPRO = "tensorflow/tensorflow, tensorflow/lite/delegates/gpu/common/memory_management/"
@@ -118,21 +119,33 @@ def _by_breadth(blocks, group: np.ndarray) -> list[list[int]]:
 
 
 def _assign_free_objects(blocks, recs: np.ndarray) -> list[list[int]]:
+    """Give records ``recs``, in that order, objects (see :func:`_by_breadth`). An object is
+    busy for a record when one of its records shares a moment with it: found through the
+    neighbour lists of :class:`cpplan.sweep.OverlapIndex`, or, when there are more than
+    :data:`_PAIRS_UP_TO` overlapping pairs (too much memory for the lists), by comparing the
+    record with every record assigned before it."""
     n = len(recs)
-    a_obj = np.empty(n, np.int64)
-    a_start = np.empty(n, np.int64)
-    a_end = np.empty(n, np.int64)
+    starts, ends = blocks.start[recs], blocks.end[recs]
+    index = OverlapIndex(starts, ends)
+    lists = index.count() <= _PAIRS_UP_TO
+    if lists:
+        ptr, nbr = index.neighbours()
+        ptr_l = ptr.tolist()
+    rec_obj = np.full(n, -1, np.int64)  # object of each record once assigned (recs order)
     osize = np.empty(n, np.int64)
     objects: list[list[int]] = []
     for k, i in enumerate(recs.tolist()):
         tick()
-        s, st, en = int(blocks.size[i]), int(blocks.start[i]), int(blocks.end[i])
+        s = int(blocks.size[i])
         nobj = len(objects)
         o = -1
         if nobj:
             busy = np.zeros(nobj, bool)
-            hit = (a_start[:k] < en) & (a_end[:k] > st)
-            busy[a_obj[:k][hit]] = True
+            if lists:
+                got = rec_obj[nbr[ptr_l[k]:ptr_l[k + 1]]]
+            else:
+                got = rec_obj[:k][(starts[:k] < ends[k]) & (ends[:k] > starts[k])]
+            busy[got[got >= 0]] = True
             sizes = osize[:nobj]
             suff = ~busy & (sizes >= s)
             if suff.any():
@@ -145,8 +158,11 @@ def _assign_free_objects(blocks, recs: np.ndarray) -> list[list[int]]:
             osize[o] = s
         objects[o].append(i)
         osize[o] = max(int(osize[o]), s)
-        a_obj[k], a_start[k], a_end[k] = o, st, en
+        rec_obj[k] = o
     return objects
+
+
+_PAIRS_UP_TO = 5_000_000  # overlapping pairs; above this the neighbour lists take > ~0.5 GB
 
 
 def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
