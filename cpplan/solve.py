@@ -33,7 +33,7 @@ from .bounds import capacity_conflict, max_load, objective_lower_bound, stacking
 from .deadline import Budget, OutOfTime, check_time_limit
 from .errors import CapacityError, CpplanError, PlanError
 from .exact.control import Control, Outcome
-from .exact.search import minimise, probe
+from .exact.lazy import minimise, probe  # OR-Tools loads on first use
 from .plan import Plan
 from .planners import registry
 from .problem import Problem

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from ..deadline import Budget
+
+if TYPE_CHECKING:  # OR-Tools loads when a solver runs, not with the module (start-up time)
+    from ortools.sat.python import cp_model
 
 __all__ = ["Control", "Outcome", "CP_SAT_UNIT"]
 
@@ -58,6 +61,8 @@ class Control:
             budget: Budget | None = None) -> int:
         """Solve; in deterministic mode the solver's deterministic time is charged to
         ``budget`` (default: the control's), so every clock of the solve moves with it."""
+        from ortools.sat.python import cp_model
+
         with self._lock:
             if self.stopped.is_set():
                 return cp_model.UNKNOWN
@@ -70,6 +75,8 @@ class Control:
             (budget or self.budget).report(solver.deterministic_time * CP_SAT_UNIT)
 
     def solver(self, seconds: float, workers: int = 1) -> cp_model.CpSolver:
+        from ortools.sat.python import cp_model
+
         s = cp_model.CpSolver()
         p = s.parameters
         p.num_workers = 1 if self.deterministic else max(1, workers)
