@@ -115,8 +115,10 @@ class Plan:
         """
         # numpy integers from planners become ints (JSON can write them; check accepts them);
         # anything else is kept for check to report.
-        pl = {k: Placement(pool, int(off) if type(off) is not int and _is_int(off) else off)
-              for k, (pool, off) in placements.items()}
+        # A Placement with an int offset is kept as it is (no second tuple per buffer: 62185
+        # of them for Y_1).
+        pl = {k: v if type(v) is Placement and type(v[1]) is int else _placement(*v)
+              for k, v in placements.items()}
         heights = {p.name: 0 for p in problem.pools}
         for b in problem.buffers:
             got = pl.get(b.id)
@@ -272,6 +274,10 @@ def _overlaps(problem: Problem, plan: Plan, limit: int | None) -> list[Violation
                 "overlap", f"buffers {a.id!r} and {c.id!r} share bytes [{lo}, {hi}) of pool "
                 f"{pool!r} during steps [{t0}, {t1})", (a.id, c.id)))
     return out
+
+
+def _placement(pool: str, off: object) -> Placement:
+    return Placement(pool, int(off) if type(off) is not int and _is_int(off) else off)
 
 
 def _is_int(value: object) -> bool:
