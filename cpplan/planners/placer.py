@@ -56,6 +56,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import tick
 from ..errors import CapacityError
+from ..sweep import canonical_nodes
 
 __all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_small"]
 
@@ -508,16 +509,8 @@ class _Buckets:
         need = bytearray(2 * size)
         for s, e in zip(self.ps, self.pe, strict=True):
             _, _, f0, f1 = self.span(s, e)
-            lo, hi = f0 + size, f1 + size
-            while lo < hi:
-                if lo & 1:
-                    need[lo] = 1
-                    lo += 1
-                if hi & 1:
-                    hi -= 1
-                    need[hi] = 1
-                lo >>= 1
-                hi >>= 1
+            for node in canonical_nodes(size, f0, f1):
+                need[node] = 1
         self.need = need
 
     def span(self, s: int, e: int) -> tuple[int, int, int, int]:
@@ -593,6 +586,8 @@ class _Tree:
         c0, c1, f0, f1 = self.buckets.span(s, e)
         cover, agg, need = self.cover, self.agg, self.need
         cover_np, agg_np = self.cover_np, self.agg_np
+        # The walks of :func:`cpplan.sweep.canonical_nodes`, inlined here and in query: on Y_1
+        # the call costs 7 % of best-fit's placement time (2.99 s against 2.79 s of CPU).
         if f0 < f1:
             lo, hi = f0 + size, f1 + size
             while lo < hi:

@@ -27,7 +27,7 @@ from ..deadline import tick
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
-from ..sweep import OverlapIndex
+from ..sweep import OverlapIndex, canonical_nodes
 from ._greedy import INF, check_alignment, choose_best_fit, objects_plan, offset_plan
 
 _REPRO = "tensorflow/tensorflow, tensorflow/lite/delegates/gpu/common/memory_management/"
@@ -430,18 +430,7 @@ class _Tree:
 
     def _nodes(self, a: int, b: int) -> list[int]:
         """The nodes that together cover slots ``[a, b)`` exactly, left to right."""
-        lefts, rights = [], []
-        lo, hi = a + self.size, b + self.size
-        while lo < hi:
-            if lo & 1:
-                lefts.append(lo)
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                rights.append(hi)
-            lo >>= 1
-            hi >>= 1
-        return lefts + rights[::-1]
+        return canonical_nodes(self.size, a, b)
 
     def last_above(self, p: int, x: int) -> int:
         """The largest slot ``j < p`` whose value is above ``x`` (a max tree), or -1."""
