@@ -365,24 +365,24 @@ def choose(flo: np.ndarray, fhi: np.ndarray, top: int, align: int, mode: str) ->
     order = np.argsort(flo)
     f = flo[order]
     cm = np.maximum.accumulate(fhi[order])
-    r_lo = np.empty(len(f) + 1, np.int64)
-    r_lo[0] = 0
-    np.maximum(cm, 0, out=r_lo[1:])
-    r_hi = np.empty(len(f) + 1, np.int64)
-    r_hi[:-1] = f
-    r_hi[:-1] -= 1
-    r_hi[-1] = top
-    np.minimum(r_hi, top, out=r_hi)
-    start = -(-r_lo // align) * align if align > 1 else r_lo
-    ok = start <= r_hi
+    # Bounded region k lies just below interval k: [lo_k, f_k - 1] with lo_0 = 0 and
+    # lo_k = cm_(k-1); the open region is [cm_(n-1), top]. (Few numpy calls: this runs for
+    # most blocks of a large problem.)
+    lo = np.concatenate((_ZERO, cm[:-1]))
+    np.maximum(lo, 0, out=lo)
+    hi = f - 1
+    np.minimum(hi, top, out=hi)
+    start = -(-lo // align) * align if align > 1 else lo
+    ok = start <= hi
     if mode == "first":
-        k = int(np.argmax(ok))
-        return int(start[k]) if ok[k] else -1
-    bounded = ok[:-1]
-    if bounded.any():
-        length = np.where(bounded, r_hi[:-1] - r_lo[:-1], _INF)
-        return int(start[int(np.argmin(length))])
-    return int(start[-1]) if ok[-1] else -1
+        k = int(ok.argmax())
+        if ok[k]:
+            return int(start[k])
+    elif ok.any():
+        return int(start[int(np.where(ok, hi - lo, _INF).argmin())])
+    st = max(int(cm[-1]), 0)
+    st = -(-st // align) * align
+    return st if st <= top else -1
 
 
 def choose_small(flo: Ints, fhi: Ints, top: int, align: int, mode: str, dlo: int = 0,
@@ -691,3 +691,4 @@ def _add(lists: list, node: int, x: int, y: int) -> None:
 
 
 _EMPTY = np.zeros(0, np.int64)
+_ZERO = np.zeros(1, np.int64)
