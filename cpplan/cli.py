@@ -176,7 +176,8 @@ def info(problem_file: str, as_json: bool) -> None:
                f"{blocks.scale}")
     for p in data["pools"]:
         cap = "unbounded" if p["capacity"] is None else f"capacity {p['capacity']}"
-        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({p['live']} blocks live)"
+        live = f"{p['live']} block{'s' if p['live'] != 1 else ''} live"
+        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({live})"
         click.echo(f"pool {p['name']}: {cap}, alignment {p['alignment']}, cost {p['cost']}; "
                    f"max-load {p['max_load']}{at}")
     if "total_load" in data:
