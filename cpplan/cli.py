@@ -317,7 +317,7 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 
 
 @main.command()
-@click.argument("model", metavar="MODEL.onnx", type=click.Path(dir_okay=False))
+@click.argument("model", metavar="MODEL.onnx|MODEL.pt2", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Problem file to write (.json keeps aliases and provenance).")
 @click.option("--inputs-in-arena", is_flag=True,
@@ -327,14 +327,26 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 @click.option("--concat-in-place", is_flag=True,
               help="Write concat inputs straight into their (contiguous) slices of the output.")
 @click.option("--no-views", is_flag=True, help="Give reshapes and views buffers of their own.")
-@click.option("--alignment", default=1, show_default=True, help="Alignment of every buffer.")
+@click.option("--alignment", type=int, default=None,
+              help="Alignment of every buffer [default: 1; ExecuTorch's 16 for .pt2].")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE",
               help="Value of a symbolic dimension (repeatable), e.g. --dim batch=1.")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
-            concat_in_place: bool, no_views: bool, alignment: int, dims: tuple[str, ...]) -> None:
-    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx])."""
+            concat_in_place: bool, no_views: bool, alignment: int | None,
+            dims: tuple[str, ...]) -> None:
+    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]) or of a
+    PyTorch ExportedProgram as ExecuTorch plans it (.pt2, needs cpplan[executorch])."""
     import shlex
+
+    if model.endswith(".pt2"):
+        from .runtimes.executorch import extract_cli
+
+        onnx_only = in_place or concat_in_place or no_views or inputs_in_arena or dims
+        for line in extract_cli(model, output, alignment=alignment, onnx_flags=bool(onnx_only)):
+            click.echo(line)
+        return
+    alignment = 1 if alignment is None else alignment
 
     from .graph.onnx import extract_onnx
     from .graph.to_problem import describe
@@ -357,6 +369,22 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
                            views=not no_views, alignment=alignment, command=command)
     write_problem(problem, output)
     click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
+
+
+@main.command()
+@click.argument("model", metavar="MODEL.pt2", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="ExecuTorch program to write (.pte).")
+@click.option("--time-limit", default=10.0, show_default=True, help="Seconds per arena.")
+@click.option("--alignment", default=16, show_default=True, help="Alignment in bytes.")
+@user_errors
+def executorch(model: str, output: str, time_limit: float, alignment: int) -> None:
+    """Plan a PyTorch ExportedProgram (torch.export.save) with cpplan and write the ExecuTorch
+    program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch])."""
+    from .runtimes.executorch import run_cli
+
+    for line in run_cli(model, output, time_limit=time_limit, alignment=alignment):
+        click.echo(line)
 
 
 if __name__ == "__main__":  # pragma: no cover
