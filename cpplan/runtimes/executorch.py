@@ -31,6 +31,7 @@ Everything torch-related is imported when used (``pip install "cpplan[executorch
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import time
@@ -397,8 +398,11 @@ def lower(program: Any, mpp: Any, *, constant_prop: bool = False) -> Any:
     memory-planning pass ``mpp``."""
     from executorch.exir import ExecutorchBackendConfig
 
-    edge = program if hasattr(program, "to_executorch") else edge_program(
-        program, constant_prop=constant_prop)
+    if hasattr(program, "to_executorch"):
+        # to_executorch changes the edge program's graphs in place: lower a copy.
+        edge = copy.deepcopy(program)
+    else:
+        edge = edge_program(program, constant_prop=constant_prop)
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=mpp))
 
 
