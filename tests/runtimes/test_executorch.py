@@ -148,8 +148,9 @@ def test_cond_sub_graphs_keep_their_reserved_space():
     main = mpp.cpplan.problems[-1]
     reserved = [b for b in main.buffers if b.id.startswith(et.RESERVED)]
     # The branches' arena is reserved at offset 0 while the cond node runs, not all along.
-    assert len(reserved) == 1 and reserved[0].offset == 0 and reserved[0].end - reserved[0].start == 1
-    assert reserved[0].size == max(s[1] for s in sizes[:-1])
+    (space,) = reserved
+    assert space.offset == 0 and space.end - space.start == 1
+    assert space.size == max(s[1] for s in sizes[:-1])
     assert mpp.arenas[-1].bytes <= sizes[-1][1]
     for p in (torch.ones(1), -torch.ones(1)):
         ours, theirs = run(pte, (x, p)), run(default_pte, (x, p))
@@ -173,7 +174,7 @@ def test_overlapping_plan_is_caught_before_anything_is_written(tmp_path):
     with pytest.raises(Exception) as info:
         et.lower(torch.export.load(str(path)),
                  et.memory_planning_pass(time_limit=1, solver=all_at_zero))
-    assert et._cpplan_error(info.value, "") .__class__ is PlanError
+    assert isinstance(et._cpplan_error(info.value, ""), PlanError)
 
 
 def test_executorch_itself_runs_an_overlapping_plan_and_computes_garbage():
