@@ -226,9 +226,10 @@ class CpplanAlgorithm:
 
     Each call solves every arena for ``time_limit`` seconds with :func:`cpplan.solve.solve`
     (``solve_options`` go there too), checks the plan (``PlanError`` otherwise: the result is
-    never returned) and appends an :class:`ArenaReport` per arena to ``arenas`` and the problem
-    to ``problems``. ``compare_greedy`` also runs ExecuTorch's greedy on the same specs (it
-    changes nothing) so that every report says what the default would have allocated.
+    never returned) and appends an :class:`ArenaReport` per arena to ``arenas``, the problem
+    to ``problems`` and its checked plan to ``plans``. ``compare_greedy`` also runs
+    ExecuTorch's greedy on the same specs (it changes nothing) so that every report says what
+    the default would have allocated.
     """
 
     __name__ = "cpplan"
@@ -241,6 +242,7 @@ class CpplanAlgorithm:
         self._solver = solver
         self.arenas: list[ArenaReport] = []
         self.problems: list[Problem] = []
+        self.plans: list[Plan] = []
 
     def solve(self, problem: Problem) -> Plan:
         if self._solver is not None:
@@ -274,15 +276,19 @@ class CpplanAlgorithm:
             placements.update(plan.placements)
             mem_id = int(pool.name[3:])
             height = plan.heights[pool.name]
-            lower = height if plan.lower_bound is None else min(height, plan.lower_bound)
+            bound = height if plan.lower_bound is None else min(height, plan.lower_bound)
             reports.append(ArenaReport(
-                graph, mem_id, height + extra_padding, lower + extra_padding, plan.status,
+                graph, mem_id, height + extra_padding, bound + extra_padding, plan.status,
                 time.perf_counter() - started, sum(1 for o in sub.buffers
                                                    if not o.id.startswith(RESERVED)),
                 None if greedy_sizes is None or mem_id >= len(greedy_sizes)
                 else int(greedy_sizes[mem_id])))
         # The plan of the whole graph, checked once more as it goes to ExecuTorch.
-        whole = ensure_valid(problem, Plan.build(problem, placements, planner="cpplan"))
+        whole = ensure_valid(problem, Plan.build(
+            problem, placements, planner="cpplan",
+            lower_bound=sum(r.lower_bound - extra_padding for r in reports),
+            seconds=sum(r.seconds for r in reports),
+            status="optimal" if all(r.status == "optimal" for r in reports) else "feasible"))
         entries = []
         for b, spec in zip(problem.buffers, owners, strict=True):
             if spec is not None:
@@ -297,6 +303,7 @@ class CpplanAlgorithm:
             sizes[r.mem_id] = r.bytes
         result.bufsizes = sizes
         self.problems.append(problem)
+        self.plans.append(whole)
         self.arenas.extend(reports)
         return result
 
@@ -337,7 +344,7 @@ def memory_planning_pass(time_limit: float = 10.0, alignment: int = DEFAULT_ALIG
     ExecuTorch's. ``alloc_graph_input`` / ``alloc_graph_output``: as ExecuTorch's (False leaves
     those tensors to the runtime user). After lowering, ``pass.arenas`` lists an
     :class:`ArenaReport` per arena (status, bytes, lower bound, gap, greedy's bytes) and
-    ``pass.cpplan.problems`` the problems solved.
+    ``pass.cpplan.problems`` and ``pass.cpplan.plans`` the problems solved and their plans.
     """
     from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite
 
