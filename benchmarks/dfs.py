@@ -22,13 +22,14 @@ from shared_sets import SETS, instance_files
 
 from cpplan.blocks import make_blocks
 from cpplan.bounds import max_load
+from cpplan.exact.control import Control
 from cpplan.exact.dfs import fit
-from cpplan.exact.search import Control, probe
+from cpplan.exact.search import probe
 from cpplan.io import read_problem
 
 
 def run(method: str, blocks, ids, h: int, limit: float, workers: int) -> tuple[str, float, str]:
-    control = Control(deadline=time.perf_counter() + limit, workers=workers)
+    control = Control.of(limit, workers=workers)
     t = time.perf_counter()
     if method == "dfs":
         stats: dict = {}

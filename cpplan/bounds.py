@@ -21,7 +21,7 @@ from .blocks import Blocks, make_blocks
 from .problem import Problem
 
 __all__ = ["LoadBound", "max_load", "total_load", "objective_lower_bound", "capacity_conflict",
-           "load_profile"]
+           "load_profile", "stacking_height"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,29 @@ def objective_lower_bound(problem: Problem | Blocks) -> int:
         h[p.name] += room
         deficit -= room
     return sum(p.cost * h[p.name] for p in pools)
+
+
+def stacking_height(blocks: Blocks, ids: np.ndarray, pool: int) -> int:
+    """A height (scaled) within which pool ``pool`` can always hold an optimal plan's blocks.
+
+    Of blocks ``ids`` that may go to ``pool``: the highest top of the fixed ones, plus, for every
+    free one, its size and the ``alignment - 1`` bytes of padding it may need. Why no optimum is
+    lost under this cap: any valid plan whose height in ``pool`` is above it can restack that
+    pool's free blocks one above the other over its fixed ones, each at the next aligned offset;
+    the result is valid (disjoint byte ranges), lower in ``pool`` and unchanged elsewhere, so its
+    objective is no larger (and capacities still hold). A model may therefore cap the pool's
+    height here without losing every optimum, and without turning a feasible problem infeasible.
+    """
+    top = 0
+    pad = 0
+    for i in np.asarray(ids, np.int64).tolist():
+        if pool not in blocks.pools[i]:
+            continue
+        if blocks.fixed[i] >= 0:
+            top = max(top, int(blocks.fixed[i] + blocks.size[i]))
+        else:
+            pad += int(blocks.size[i]) + blocks.align_in(i, pool) - 1
+    return top + pad
 
 
 def capacity_conflict(problem: Problem | Blocks) -> str | None:

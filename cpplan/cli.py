@@ -43,8 +43,32 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail(f"{where}{e.strerror or e}")
         except MemoryError:
             _fail("out of memory")
+        except RecursionError:
+            _fail("input nested too deeply")
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
 
     return wrapper
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A time limit: a finite number of seconds, at least 0."""
+    from .deadline import check_time_limit
+
+    try:
+        return check_time_limit(value, "")
+    except CpplanError:
+        raise click.BadParameter(f"must be a finite number of seconds >= 0, got {value}") \
+            from None
+
+
+def _at_least(low: int) -> Callable[[click.Context, click.Parameter, int], int]:
+    def callback(ctx: click.Context, param: click.Parameter, value: int) -> int:
+        if value is not None and value < low:
+            raise click.BadParameter(f"must be at least {low}, got {value}")
+        return value
+
+    return callback
 
 
 class _OneLineError(click.ClickException):
@@ -131,7 +155,8 @@ def info(problem_file: str, as_json: bool) -> None:
 @main.command()
 @click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
 @click.argument("plan_file", metavar="PLAN", type=click.Path(dir_okay=False))
-@click.option("--limit", default=20, show_default=True, help="Violations to list at most.")
+@click.option("--limit", default=20, show_default=True, callback=_at_least(1),
+              help="Violations to list at most.")
 @user_errors
 def check(problem_file: str, plan_file: str, limit: int) -> None:
     """Check a plan against its problem: exit 0 if valid, 1 listing the violations."""
@@ -140,7 +165,7 @@ def check(problem_file: str, plan_file: str, limit: int) -> None:
 
     problem = read_problem(problem_file)
     plan = read_plan(plan_file, problem)
-    bad = check_plan(problem, plan, max_overlaps=max(limit, 1) * 10)
+    bad = check_plan(problem, plan, max_overlaps=limit * 10)
     if not bad:
         click.echo(f"valid: {len(problem.buffers)} buffers, "
                    + ", ".join(f"{k} height {v}" for k, v in plan.heights.items()))
@@ -162,8 +187,9 @@ def check(problem_file: str, plan_file: str, limit: int) -> None:
 @user_errors
 def convert(source: str, target: str, plan_of: str | None) -> None:
     """Convert a problem (or, with --plan-of, a plan) between JSON and MiniMalloc CSV."""
-    from .io import read_plan, read_problem, write_plan, write_problem
+    from .io import check_output, read_plan, read_problem, write_plan, write_problem
 
+    check_output(target)
     if plan_of is None:
         problem = read_problem(source)
         write_problem(problem, target)
@@ -198,7 +224,7 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
 @click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the plan here (.json native, .csv MiniMalloc with an offset column).")
-@click.option("--time-limit", type=float, default=60.0, show_default=True,
+@click.option("--time-limit", type=float, default=60.0, show_default=True, callback=_seconds,
               help="Seconds for the whole solve (heuristics, probes, CP-SAT).")
 @click.option("--planner", default=None,
               help="Run this one registered planner instead of the solver (see `cpplan planners`).")
@@ -206,7 +232,8 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
               help="Set a pool's capacity (repeatable).")
 @click.option("--fit", is_flag=True,
               help="Stop at the first plan within the capacities (MiniMalloc's question).")
-@click.option("--workers", type=int, default=2, show_default=True, help="CP-SAT threads.")
+@click.option("--workers", type=int, default=2, show_default=True, callback=_at_least(1),
+              help="CP-SAT threads.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--deterministic", is_flag=True, help="Same plan on every run (one thread).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan's record as JSON.")
@@ -221,10 +248,12 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
     height, lower bound, gap, seconds) to stdout. Exit 1 when no plan exists (infeasible) or none
     was found (unknown). Ctrl-C returns the best plan so far.
     """
-    from .io import read_problem, write_plan
+    from .io import check_output, read_problem, write_plan
     from .planners import registry
     from .solve import solve as run_solve
 
+    if output is not None:
+        check_output(output)  # before the solve, not after the whole time limit
     problem = read_problem(problem_file)
     if capacities:
         problem = problem.with_capacity(_capacities(capacities, problem))
@@ -271,9 +300,10 @@ def planners(family: str | None) -> None:
 @click.option("--plan-dir", "plan_dirs", multiple=True, type=click.Path(file_okay=False),
               help="Also grade the plan files in this directory (NAME.plan.json, NAME.json, "
                    "NAME.csv for instance NAME); repeat.")
-@click.option("--time-limit", default=10.0, show_default=True,
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
               help="Seconds for the exact reference per instance (0: no reference).")
-@click.option("--jobs", "-j", default=1, show_default=True, help="Instances in parallel.")
+@click.option("--jobs", "-j", default=1, show_default=True, callback=_at_least(1),
+              help="Instances in parallel.")
 @click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default=None,
               help="Output format [default: from -o's extension, else md].")
 @click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
@@ -300,7 +330,7 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
               help="Picture to write (.png, .svg, .pdf).")
 @click.option("--planner", default=None,
               help="Without PLAN: plan with this planner [default: the exact reference].")
-@click.option("--time-limit", default=10.0, show_default=True,
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
               help="Without PLAN and --planner: seconds for the exact reference (cached).")
 @click.option("--color", "color_by", type=click.Choice(["size", "lifetime", "start", "none"]),
               default="size", show_default=True, help="What the colour of a buffer shows.")

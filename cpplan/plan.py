@@ -13,7 +13,7 @@ from numbers import Integral
 from typing import NamedTuple
 
 from .errors import PlanError
-from .problem import Problem
+from .problem import MAX_VALUE, Problem
 from .sweep import find_overlaps
 
 __all__ = ["Placement", "Plan", "Violation", "check", "ensure_valid", "STATUSES"]
@@ -125,8 +125,9 @@ class Plan:
         pools = ""
         if len(self.heights) > 1:
             pools = " (" + ", ".join(f"{k}={v}" for k, v in self.heights.items()) + ")"
+        note = " (interrupted: the best plan so far)" if self.stats.get("interrupted") else ""
         return (f"{self.status}: {what} {self.objective}{pools}, lower bound {lb}, gap {gap}, "
-                f"{self.seconds:.2f}s [{self.planner}]")
+                f"{self.seconds:.2f}s [{self.planner}]{note}")
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,10 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
             out.append(Violation("alignment", f"buffer {b.id!r} has offset {off!r}, not a "
                                  "non-negative integer", (b.id,)))
             continue
+        if off >= MAX_VALUE:
+            out.append(Violation("capacity", f"buffer {b.id!r} has offset {off}, beyond what "
+                                 "any arena holds (cpplan needs offsets < 2**62)", (b.id,)))
+            continue
         # The pool's base alignment binds allocations (block roots); an aliased buffer is a view
         # at its root's offset plus a displacement and only needs its own alignment.
         pa = 1 if b.id in problem.root_of else pools[pool].alignment
@@ -219,7 +224,7 @@ def _overlaps(problem: Problem, plan: Plan, limit: int | None) -> list[Violation
     by_pool: dict[str, list[int]] = {}
     for i, b in enumerate(problem.buffers):
         got = plan.placements.get(b.id)
-        if got is not None and b.size > 0 and _is_int(got.offset):
+        if got is not None and b.size > 0 and _is_int(got.offset) and got.offset < MAX_VALUE:
             by_pool.setdefault(got.pool, []).append(i)
     out: list[Violation] = []
     for pool, members in by_pool.items():

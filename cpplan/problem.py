@@ -278,6 +278,15 @@ class Problem:
         total = sum(b.size for b in self.buffers)
         if total >= MAX_VALUE:
             raise ProblemError(f"add up to {total} bytes, beyond 2**62", field="sizes")
+        # Stacked with their alignment padding, above every fixed buffer, the buffers must still
+        # fit below 2**62: planners and the exact model compute offsets in int64.
+        pool_align = math.lcm(*(p.alignment for p in self.pools)) if self.pools else 1
+        worst = max(self.buffers, key=lambda b: b.alignment, default=None)
+        room = max((b.offset + b.size for b in self.buffers if b.offset is not None), default=0)
+        room += sum(b.size + math.lcm(b.alignment, pool_align) - 1 for b in self.buffers)
+        if worst is not None and room >= MAX_VALUE:
+            raise ProblemError(f"with alignment padding the buffers may need {room} bytes, "
+                               "beyond 2**62", buffer=worst.id, field="alignment")
         ids: set[str] = set()
         for b in self.buffers:
             if b.id in ids:

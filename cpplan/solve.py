@@ -29,9 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import Blocks, make_blocks
-from .bounds import capacity_conflict, max_load, objective_lower_bound
+from .bounds import capacity_conflict, max_load, objective_lower_bound, stacking_height
+from .deadline import Budget, OutOfTime, check_time_limit
 from .errors import CapacityError, CpplanError, PlanError
-from .exact.search import Control, Outcome, minimise, probe
+from .exact.control import Control, Outcome
+from .exact.search import minimise, probe
 from .plan import Plan
 from .planners import registry
 from .problem import Problem
@@ -111,24 +113,41 @@ def _block_arrays(blocks: Blocks, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return pools, offs
 
 
-def _heuristics(problem: Problem, state: _State, time_limit: float, seed: int,
-                deterministic: bool, planners: list[str] | None) -> None:
+def _heuristics(problem: Problem, state: _State, budget: Budget, seed: int,
+                planners: list[str] | None) -> None:
+    """The heuristic planners, each under ``budget`` (interrupted when it expires). Should none
+    give a plan in time, the ``naive`` stacking plan (one pass, no search) is the fallback, so
+    that a solve always has a plan to return when one is easy to have."""
     hinted = _hinted(state)
     if hinted is not None and state.offer(*hinted, "hints"):
         state.emit("heuristic", "the problem's hints")
     failures = []
+    out_of_time = False
     for name in planners or ["portfolio"]:
         options: dict = {}
         if name in ("portfolio", "local-search"):
-            options = {"time_limit": time_limit, "seed": seed, "deterministic": deterministic}
+            options = {"time_limit": budget.remaining(), "seed": seed,
+                       "deterministic": budget.deterministic}
         try:
-            plan = registry.get(name)(problem, **options)
+            with budget.active():
+                plan = registry.get(name)(problem, **options)
+        except OutOfTime:
+            out_of_time = True
+            break
         except CapacityError as e:
             failures.append(f"{name}: {e}")
             continue
         pools, offs = _block_arrays(state.blocks, plan)
         if state.offer(pools, offs, plan.planner or name):
             state.emit("heuristic", f"{plan.planner or name}")
+    if state.objective is None and out_of_time:
+        try:
+            plan = registry.get("naive")(problem)
+        except CapacityError as e:
+            failures.append(f"naive: {e}")
+        else:
+            state.offer(*_block_arrays(state.blocks, plan), "naive")
+            state.emit("heuristic", "naive (the heuristics were cut short)")
     if state.objective is None and failures:
         state.notes.append("heuristics could not meet the capacities (" + "; ".join(failures[:2])
                            + ")")
@@ -171,9 +190,11 @@ def solve(
     """
     if goal not in ("minimise", "fit"):
         raise CpplanError(f"unknown goal {goal!r}; expected 'minimise' or 'fit'")
+    time_limit = check_time_limit(time_limit, "time_limit")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise CpplanError(f"workers: must be a whole number >= 1, got {workers!r}")
     started = time.perf_counter()
-    control = Control(started + max(time_limit, 0.0), workers=workers, seed=seed,
-                      deterministic=deterministic)
+    control = Control.of(time_limit, workers=workers, seed=seed, deterministic=deterministic)
     blocks = make_blocks(problem)
     conflict = capacity_conflict(blocks)
     if conflict is not None:
@@ -191,7 +212,7 @@ def solve(
         comps = blocks.components()
         exact_possible = exact and any(len(c) <= MAX_EXACT_BLOCKS for c in comps)
         share = min(max(time_limit * 0.1, 0.2), 10.0) if exact_possible else time_limit * 0.8
-        _heuristics(problem, state, share, seed, deterministic, planners)
+        _heuristics(problem, state, control.budget.within(share), seed, planners)
         # Done already: a plan at the bound, or (goal fit) any plan within the capacities.
         settled = state.objective is not None and (goal == "fit"
                                                    or state.objective <= state.lower)
@@ -204,7 +225,9 @@ def solve(
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
-    seconds = time.perf_counter() - started
+    # In deterministic mode the time reported is deterministic too, so that the whole output is
+    # the same on every machine.
+    seconds = control.budget.elapsed() if deterministic else time.perf_counter() - started
     stats = {"notes": state.notes, "interrupted": control.stopped.is_set(),
              "best_planner": state.planner}
     if state.objective is None:
@@ -263,22 +286,24 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
         return
 
     for k, c in enumerate(todo):
-        share_end = time.perf_counter() + control.remaining() / (len(todo) - k)
+        share = control.budget.within(control.remaining() / (len(todo) - k))
         gave_up = lower_h() - 1  # highest target a probe ran out of time on
         first = True
         while control.remaining() > 0.05:
             lo = lower_h()
             h = comp_height(c)
-            hi = h if h is not None else (cap + 1 if cap is not None else int(b.size[c].sum()) + 1)
+            hi = h if h is not None else (cap + 1 if cap is not None
+                                          else stacking_height(b, c, 0) + 1)
             if hi <= lo:
                 break
             target = lo if first else (max(gave_up, lo - 1) + hi) // 2
             if target >= hi or target <= gave_up:
                 break
-            left = share_end - time.perf_counter()
+            left = share.remaining()
             if left <= 0.05:
                 break
-            out = probe(b, c, {0: target}, control, budget=left * (0.4 if first else 0.34))
+            out = probe(b, c, {0: target}, control, budget=left * (0.4 if first else 0.34),
+                        within=share)
             first = False
             if out.status == "feasible":
                 _merge(state, c, out, "probe")
@@ -292,12 +317,12 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             else:
                 gave_up = target
         # Whatever time this component has left: CP-SAT's minimisation from the best plan.
-        left = share_end - time.perf_counter()
+        left = share.remaining()
         h = comp_height(c)
         if left > 0.5 and (h is None or h > lower_h()):
             hmax = cap if h is None else (h if cap is None else min(h, cap))
             if hmax is None:
-                hmax = int(b.size[c].sum())
+                hmax = stacking_height(b, c, 0)
             hint = None if state.offsets is None else (np.zeros(len(c), np.int64),
                                                         state.offsets[c])
 
@@ -306,7 +331,7 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                            f" bound {int(bound) * b.scale}")
 
             out = minimise(b, c, control, height_max={0: hmax}, height_min={0: lower_h()},
-                           hint=hint, budget=left, report=report)
+                           hint=hint, budget=left, report=report, within=share)
             if out.offsets is not None:
                 _merge(state, c, out, "cp-sat")
             if out.bound is not None:
@@ -346,10 +371,16 @@ def _exact_pools(state: _State, control: Control) -> None:
     ids = np.arange(len(b))
     own = max_load(b)
     height_min = {p: own[pool.name].bytes // b.scale for p, pool in enumerate(b.problem.pools)}
+    # Proven caps only (a cap that loses the optimum is a false proof): the stacking height,
+    # the capacity, and what the best plan's objective allows a pool of non-zero cost.
     height_max = {}
     for p in range(b.n_pools):
-        cap = int(b.pool_capacity[p])
-        height_max[p] = cap if cap >= 0 else int(b.size.sum())
+        cap = stacking_height(b, ids, p)
+        if b.pool_capacity[p] >= 0:
+            cap = min(cap, int(b.pool_capacity[p]))
+        if state.objective is not None and b.pool_cost[p] > 0:
+            cap = min(cap, state.objective // (b.scale * int(b.pool_cost[p])))
+        height_max[p] = max(cap, height_min[p])
     hint = None if state.offsets is None else (state.pools, state.offsets)
 
     def report(obj: float, bound: float) -> None:

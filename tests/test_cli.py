@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from cpplan import Alias, Buffer, Plan, Pool, Problem
 from cpplan.cli import main
-from cpplan.io import read_plan, read_problem, write_plan, write_problem
+from cpplan.io import minimalloc, native, read_plan, read_problem, write_plan, write_problem
 from tests.shared import benchmark
 from tests.strategies import naive_plan
 
@@ -45,8 +45,10 @@ def files(tmp_path):
 
 
 def plan_csv(path, offsets: dict[str, int]):
+    """A plan file as a user may bring it, valid or not (the format's own writer checks
+    nothing; cpplan.io.write_plan refuses invalid plans)."""
     plan = Plan.build(PROBLEM, {k: ("default", v) for k, v in offsets.items()})
-    write_plan(PROBLEM, plan, path)
+    minimalloc.write_plan(PROBLEM, plan, path)
     return path
 
 
@@ -112,7 +114,8 @@ def test_check_rejects_one_byte_off_alignment(files):
 def test_check_lists_at_most_limit_violations(tmp_path):
     p = Problem(tuple(Buffer(f"b{i}", 8, 0, 2) for i in range(6)))
     write_problem(p, tmp_path / "p.json")
-    write_plan(p, Plan.build(p, {f"b{i}": ("default", 0) for i in range(6)}), tmp_path / "x.json")
+    native.write_plan(p, Plan.build(p, {f"b{i}": ("default", 0) for i in range(6)}),
+                      tmp_path / "x.json")
     result = run("check", "--limit", "4", tmp_path / "p.json", tmp_path / "x.json")
     assert result.exit_code == 1
     assert "15 violations" in result.stderr and "... and 11 more" in result.stderr
@@ -194,6 +197,21 @@ MALFORMED = {
     "unknown extension": ("p.txt", "whatever", "unknown file type '.txt'"),
     "wrong JSON format tag": ("p.json", {"format": "cpplan-plan"}, "not a cpplan problem"),
     "JSON not an object": ("p.json", "[1, 2]", "top level"),
+    "JSON nested 100,000 deep": ("p.json", '{"format": "cpplan-problem", "version": 1, "meta": '
+                                 + "[" * 100_000 + "]" * 100_000 + ', "buffers": []}',
+                                 "nested too deeply"),
+    "JSON integer of 5000 digits": ("p.json", '{"format": "cpplan-problem", "version": 1, '
+                                    '"buffers": [{"id": "a", "size": ' + "9" * 5000
+                                    + ', "start": 0, "end": 1}]}', "5000 digits"),
+    "CSV integer of 5000 digits": ("p.csv", CSV_HEAD + "0,0,1," + "9" * 5000 + "\n",
+                                   "size: too many digits"),
+    "version true": ("p.json", '{"format": "cpplan-problem", "version": true, "buffers": []}',
+                     "version"),
+    "digits with underscores": ("p.csv", CSV_HEAD + "0,0,1,1_000\n", "size: not an integer"),
+    "non-ASCII digits": ("p.csv", CSV_HEAD + "0,0,1,\u0661\u0662\n", "size: not an integer"),
+    "alignment padding beyond 2**62": ("p.json", {"buffers": [
+        {"id": f"b{i}", "size": 8, "start": 0, "end": 1, "alignment": 2**61} for i in range(4)]},
+        "alignment: with alignment padding"),
 }
 
 
@@ -258,7 +276,8 @@ def test_converting_a_plan_that_misses_a_buffer(files):
 
 
 @pytest.mark.parametrize("target,contains", [
-    ("out.txt", "unknown file type"), ("no/such/dir/out.json", "No such file"),
+    ("out.txt", "unknown file type"), ("no/such/dir/out.json", "no/such/dir/out.json: cannot "
+                                       "write here: no directory"),
     ("outdir", "directory"),
 ])
 def test_unwritable_outputs(files, target, contains):
@@ -279,3 +298,66 @@ def test_a_real_process_prints_one_line(tmp_path):
 @pytest.mark.parametrize("args", [["check", "p.json"], ["info"], ["nosuch"], ["info", "-x", "p"]])
 def test_usage_errors_are_one_line_too(files, args):
     assert_user_error(run(*args))
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    (tmp_path / "p.csv").write_bytes(b"\xef\xbb\xbf" + (CSV_HEAD + "0,0,1,8\n").encode())
+    result = run("info", tmp_path / "p.csv")
+    assert result.exit_code == 0 and "1 buffers" in result.output
+
+
+def test_offsets_beyond_64_bits_are_violations_not_crashes(files):
+    (files / "plan.json").write_text(json.dumps({"format": "cpplan-plan", "version": 1,
+        "placements": [{"id": "a", "offset": 2**63 - 8}, {"id": "b", "offset": 2**70},
+                       {"id": "c", "offset": 0}]}))
+    result = run("check", files / "p.json", files / "plan.json")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "'a' has offset 9223372036854775800" in result.stderr and "2**62" in result.stderr
+
+
+@pytest.mark.parametrize("args,contains", [
+    (["--time-limit", "nan"], "'--time-limit'"), (["--time-limit", "-1"], "'--time-limit'"),
+    (["--time-limit", "inf"], "'--time-limit'"), (["--workers", "-3"], "'--workers'"),
+    (["--workers", "0"], "'--workers'"),
+])
+def test_solve_options_out_of_range(files, args, contains):
+    assert_user_error(run("solve", files / "p.json", *args), contains=(contains,))
+
+
+@pytest.mark.parametrize("limit", ["-1", "0"])
+def test_check_limit_out_of_range(files, limit):
+    plan = plan_csv(files / "plan.csv", {"a": 0, "b": 64, "c": 0})
+    assert_user_error(run("check", "--limit", limit, files / "p.json", plan),
+                      contains=("'--limit'",))
+
+
+def test_a_read_only_output_is_never_replaced(files):
+    out = files / "out.json"
+    out.write_text("keep me")
+    out.chmod(0o444)
+    for args in (["solve", files / "p.json", "-o", out, "--time-limit", "1", "-q"],
+                 ["convert", files / "p.json", out]):
+        assert_user_error(run(*args), contains=(str(out), "read-only"))
+        assert out.read_text() == "keep me" and (out.stat().st_mode & 0o777) == 0o444
+    assert [p.name for p in files.iterdir() if p.name.startswith(".out")] == []
+
+
+def test_an_output_in_a_missing_folder_is_refused_before_solving(files):
+    out = files / "nodir" / "out.csv"
+    result = run("solve", files / "p.json", "-o", out, "--time-limit", "600")
+    assert_user_error(result, contains=(str(out), "no directory"))
+    assert "lower bound" not in result.output  # refused before any solving began
+
+
+def test_convert_never_writes_an_invalid_plan(files):
+    plan = plan_csv(files / "plan.csv", {"a": 0, "b": 48, "c": 0})
+    out = files / "out.json"
+    assert_user_error(run("convert", "--plan-of", files / "p.json", plan, out),
+                      contains=("invalid", "share bytes"))
+    assert not out.exists()
+
+
+def test_an_interrupted_run_says_so():
+    plan = Plan.build(PROBLEM, {"a": ("default", 0), "b": ("default", 64), "c": ("default", 0)},
+                      stats={"interrupted": True})
+    assert "interrupted" in plan.summary()

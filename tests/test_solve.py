@@ -8,6 +8,7 @@ first: first-fit in that order lands each block at or below where it was).
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import signal
 import threading
@@ -16,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpplan import Buffer, Pool, Problem, check, objective_lower_bound
+from cpplan import Alias, Buffer, Pool, Problem, check, objective_lower_bound
 from cpplan.planners import get
 from cpplan.solve import solve
+from tests.bruteforce import brute_force
+from tests.shared import benchmark
 from tests.strategies import problems
 
 
@@ -79,6 +82,80 @@ def test_never_worse_than_the_portfolio_never_below_the_bound(problem):
     except Exception:  # the portfolio may fail a capacity the exact search meets
         return
     assert plan.objective <= heuristic.objective
+
+
+several_pools = problems(min_buffers=2, max_buffers=6, max_pools=3, max_size=24, max_time=6,
+                         hints=False)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(several_pools)
+def test_verdicts_and_bounds_agree_with_brute_force_on_several_pools(problem):
+    # Pools with capacities, costs (0 included) and base alignments; alignments, fixed offsets,
+    # aliases, zero-size buffers. Nothing solve proves may contradict the exhaustive search.
+    truth = brute_force(problem)
+    plan = solve(problem, time_limit=10, deterministic=True)
+    if truth.objective is None:
+        assert plan.status in ("infeasible", "unknown")
+        return
+    assert plan.status != "infeasible", plan.explanation
+    assert plan.status != "unknown"
+    assert not check(problem, plan)
+    assert plan.lower_bound is not None and plan.lower_bound <= truth.objective
+    # These problems are tiny: the exact search must reach the optimum and prove it.
+    assert plan.objective == truth.objective and plan.status == "optimal"
+    assert plan.gap == 0.0
+
+
+def test_alignment_padding_in_an_uncapped_pool_is_no_proof_of_infeasibility():
+    # Found by an audit: the several-pool model capped pool A at the sum of the sizes (18),
+    # forgetting that y needs 8 bytes of padding in A; a valid plan exists (x, y in A; z in B).
+    problem = Problem(
+        (Buffer("x", 8, 0, 1, pools=("B", "A")), Buffer("y", 8, 0, 1, pools=("B", "A")),
+         Buffer("z", 2, 0, 1, pools=("B",))),
+        pools=(Pool("A", alignment=16), Pool("B", capacity=13, alignment=16)),
+    )
+    plan = solve(problem, time_limit=5, deterministic=True)
+    assert plan.status == "optimal" and plan.objective == brute_force(problem).objective == 26
+
+
+def test_a_fixed_offset_above_the_sum_of_the_sizes_is_no_cap():
+    # The cheap pool must hold a block above a fixed one at 12; the sum of the sizes (49) is
+    # below the optimum's height (54), so a model capped there proved a wrong "optimal" 66.
+    problem = Problem(
+        (Buffer("b0", 9, 2, 6, alignment=16, pools=("p2", "p0", "p1")), Buffer("b1", 8, 3, 8),
+         Buffer("b2", 22, 6, 10, alignment=16), Buffer("b3", 10, 6, 10, alignment=12,
+                                                       offset=12)),
+        pools=(Pool("p0"), Pool("p1", capacity=45, alignment=4, cost=2),
+               Pool("p2", capacity=54, cost=2)),
+        aliases=(Alias("b1", "b0", 0),),
+    )
+    plan = solve(problem, time_limit=5, deterministic=True)
+    assert plan.status == "optimal" and plan.objective == brute_force(problem).objective == 54
+
+
+def test_pools_of_different_base_alignments_are_solved_exactly():
+    # x may go to either pool; aligning it to the lcm (64) of both would forbid the optimum.
+    problem = Problem(
+        (Buffer("w", 24, 0, 2, pools=("fast",)), Buffer("x", 8, 0, 2, pools=("fast", "slow"))),
+        pools=(Pool("fast", capacity=32, alignment=8, cost=1),
+               Pool("slow", alignment=64, cost=100)),
+    )
+    plan = solve(problem, time_limit=5, deterministic=True)
+    assert plan.placements["x"] == ("fast", 24)
+    assert plan.status == "optimal" and plan.objective == 32 and plan.gap == 0.0
+
+
+def test_costly_pools_optimal_means_no_gap():
+    # Costs 1 and 100: the gap is measured on the objective, so a proven optimum has none.
+    problem = Problem(
+        tuple(Buffer(f"b{i}", 10 + i, 0, 3, pools=("sram", "dram")) for i in range(4)),
+        pools=(Pool("sram", capacity=30, cost=1), Pool("dram", cost=100)),
+    )
+    plan = solve(problem, time_limit=10, deterministic=True)
+    truth = brute_force(problem)
+    assert plan.status == "optimal" and plan.objective == truth.objective
+    assert plan.gap == 0.0 and plan.lower_bound == plan.objective
 
 
 def test_fast_and_slow_pools_the_right_buffers_move_to_the_fast_one():
@@ -148,6 +225,36 @@ def test_deterministic_mode_gives_the_same_plan():
     one = solve(problem, time_limit=5, deterministic=True)
     two = solve(problem, time_limit=5, deterministic=True)
     assert one.placements == two.placements
+
+
+def test_deterministic_mode_is_byte_identical_when_time_runs_out():
+    # D is not solved in 2 s: the search is cut by its deterministic clock, at the same point of
+    # the same search every time, whatever the machine's load; the time reported is that clock.
+    from cpplan.io import read_problem
+    from cpplan.io.native import plan_to_dict
+
+    problem = read_problem(benchmark("minimalloc-challenging", "D.1048576.csv"))
+    runs = [json.dumps(plan_to_dict(solve(problem, time_limit=2, deterministic=True)))
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert json.loads(runs[0])["seconds"] <= 2.0
+
+
+def test_ctrl_c_while_the_heuristics_run_returns_a_checked_plan_at_once():
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    rng = __import__("random").Random(5)
+    problem = Problem(tuple(Buffer(f"b{i}", rng.randrange(1, 5000), s, s + rng.randrange(1, 300))
+                            for i, s in enumerate(rng.randrange(0, 20000) for _ in range(30000))))
+    timer = threading.Timer(1.0, lambda: signal.raise_signal(signal.SIGINT))
+    timer.start()
+    try:
+        plan = solve(problem, time_limit=120)
+    finally:
+        timer.cancel()
+    assert plan.stats["interrupted"] is True and "interrupted" in plan.summary()
+    assert not check(problem, plan)
+    assert plan.seconds < 20  # not the 120 s limit: the planner running stopped at Ctrl-C
 
 
 def test_ctrl_c_returns_the_best_plan_so_far():

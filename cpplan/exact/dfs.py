@@ -41,12 +41,14 @@ import time
 import numpy as np
 
 from ..blocks import Blocks
-from .search import Control, Outcome
+from ..deadline import Budget
+from .control import Control, Outcome
 
 __all__ = ["fit", "single_pool", "HEURISTICS"]
 
 HEURISTICS = ("WAT", "TAW", "TWA")
 POLL_EVERY = 64  # nodes between looks at the clock and the stop flag
+DFS_NODES_PER_SECOND = 4000  # a conservative rate on this kind of machine: nodes as seconds
 
 
 class _Abort(Exception):
@@ -59,7 +61,8 @@ class _Abort(Exception):
 
 def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budget: float,
         node_budget: int | None = None, heuristics: tuple[str, ...] = HEURISTICS,
-        cancel: threading.Event | None = None, stats: dict | None = None) -> Outcome:
+        cancel: threading.Event | None = None, stats: dict | None = None,
+        charge: Budget | None = None) -> Outcome:
     """Do blocks ``ids`` fit in their pool at most ``height`` high (scaled units)?
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (offsets aligned, fixed offsets
@@ -68,7 +71,10 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     ``budget`` seconds (or ``node_budget`` nodes, the deterministic limit), the control's deadline
     or its stop flag (or ``cancel``, set by a racer that answered first) end the search first, or
     when the input is declined (see module docstring).
-    ``stats`` (a dict) receives ``nodes`` and ``heuristic``.
+    ``stats`` (a dict) receives ``nodes`` and ``heuristic``. The nodes searched are charged to
+    ``charge`` (default: the control's budget) as deterministic time,
+    :data:`DFS_NODES_PER_SECOND`; in deterministic mode only the node budget and the stop flags
+    end the search, never the wall clock.
     """
     ids = np.asarray(ids, np.int64)
     n = len(ids)
@@ -99,8 +105,12 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     st, en = blocks.start[ids[live]], blocks.end[ids[live]]
     search = _Search(size[live], align[live], fixed[live], st, en,
                      (times[en] - times[st]).astype(np.int64), H)
-    deadline = min(time.perf_counter() + budget, control.deadline)
-    status, why = search.run(control, cancel, deadline, node_budget, heuristics)
+    deadline = (float("inf") if control.deterministic
+                else time.perf_counter() + min(budget, control.remaining()))
+    try:
+        status, why = search.run(control, cancel, deadline, node_budget, heuristics)
+    finally:
+        (charge or control.budget).report(search.total_nodes / DFS_NODES_PER_SECOND)
     if stats is not None:
         stats.update(nodes=search.total_nodes, heuristic=search.heuristic)
     detail = f"dfs {search.heuristic}, {search.total_nodes} nodes"

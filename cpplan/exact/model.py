@@ -21,6 +21,7 @@ Everything is in the scaled units of :class:`cpplan.blocks.Blocks`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,7 +57,6 @@ class PackingModel:
     presence: list[dict[int, object]]  # per model block: pool -> literal (or True)
     height: dict[int, cp_model.IntVar]
     order: list[int] = field(default_factory=list)  # model positions, largest first
-    restricted: bool = False  # True when the model forbids some valid plans (see build_model)
 
     def read(self, solver: cp_model.CpSolver) -> tuple[np.ndarray, np.ndarray]:
         """(pool, scaled offset) of every model block in the solver's solution."""
@@ -130,8 +130,7 @@ def build_model(
     aligns: list[int] = []
     presence: list[dict[int, object]] = []
     # Pieces per pool: (time start, time end, y interval) for the overlap constraints.
-    per_pool: dict[int, list[tuple[int, int, object]]] = {p: [] for p in used_pools}
-    restricted = False
+    in_pool: dict[int, list[tuple[int, int, object]]] = {p: [] for p in used_pools}
     size = blocks.size
     for i in ids.tolist():
         cands = [p for p in blocks.pools[i]
@@ -144,11 +143,11 @@ def build_model(
             pres = {p: m.new_bool_var(f"b{i}p{p}") for p in cands}
             m.add_exactly_one(pres.values())
         presence.append(pres)
-        # With candidate pools of different base alignments the block is aligned to their lcm:
-        # a restriction, so the model no longer proves optimality by itself (``restricted``).
-        a = int(np.lcm.reduce([blocks.align_in(i, p) for p in cands]))
-        if any(blocks.align_in(i, p) != a for p in cands):
-            restricted = True
+        # The offset is a multiple of the gcd of the candidate pools' alignments, and of the
+        # chosen pool's own alignment when that is coarser (an equality enforced by the pool's
+        # literal): exact, where an lcm over the candidates would forbid valid plans.
+        per_pool = {p: blocks.align_in(i, p) for p in cands}
+        a = math.gcd(*per_pool.values())
         aligns.append(a)
         top = max(height_max[p] for p in cands) - int(size[i])
         if blocks.fixed[i] >= 0:
@@ -158,13 +157,18 @@ def build_model(
             kv = m.new_int_var(0, max(top, 0) // a, f"k{i}")
             kvars.append(kv)
             o = a * kv if a != 1 else kv
+            for p, lit in pres.items():
+                if per_pool[p] != a:
+                    kp = m.new_int_var(0, max(height_max[p] - int(size[i]), 0) // per_pool[p],
+                                       f"k{i}p{p}")
+                    m.add(o == per_pool[p] * kp).only_enforce_if(lit)
         offset.append(o)
         for p, lit in pres.items():
-            if size[i] > 0:
-                if lit is True:
-                    m.add(height[p] >= o + int(size[i]))
-                else:
-                    m.add(height[p] >= o + int(size[i])).only_enforce_if(lit)
+            # Zero-size blocks count too: a plan's height is the top of every buffer in it.
+            if lit is True:
+                m.add(height[p] >= o + int(size[i]))
+            else:
+                m.add(height[p] >= o + int(size[i])).only_enforce_if(lit)
             for q in range(blocks.piece_ptr[i], blocks.piece_ptr[i + 1]):
                 lo, hi = int(blocks.piece_lo[q]), int(blocks.piece_hi[q])
                 if hi <= lo:
@@ -174,8 +178,8 @@ def build_model(
                 else:
                     y = m.new_optional_fixed_size_interval_var(o + lo, hi - lo, lit,
                                                                f"y{i}.{q}p{p}")
-                per_pool[p].append((int(blocks.piece_start[q]), int(blocks.piece_end[q]), y, lit))
-    for items in per_pool.values():
+                in_pool[p].append((int(blocks.piece_start[q]), int(blocks.piece_end[q]), y, lit))
+    for items in in_pool.values():
         if len(items) < 2:
             continue
         if overlap == "2d":
@@ -222,7 +226,7 @@ def build_model(
             for p, lit in presence[j].items():
                 if lit is not True:
                     m.add_hint(lit, int(hp[j]) == p)
-    return PackingModel(m, ids, offset, kvars, aligns, presence, height, order, restricted)
+    return PackingModel(m, ids, offset, kvars, aligns, presence, height, order)
 
 
 

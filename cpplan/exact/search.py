@@ -20,102 +20,44 @@ time, so the same input gives the same packing on every machine load.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from ..blocks import Blocks
+from ..deadline import Budget
+from .control import Control, Outcome
+from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
 from .model import build_model
 
 __all__ = ["Control", "Outcome", "probe", "minimise"]
 
 RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
-DFS_NODES_PER_SECOND = 4000  # a conservative rate of cpplan.exact.dfs on this kind of machine
-
-
-@dataclass
-class Control:
-    """Deadline, stop flag and settings shared by every solver call of one solve."""
-
-    deadline: float
-    workers: int = 2
-    seed: int = 0
-    deterministic: bool = False
-    stopped: threading.Event = field(default_factory=threading.Event)
-    _active: set = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def remaining(self) -> float:
-        return 0.0 if self.stopped.is_set() else max(0.0, self.deadline - time.perf_counter())
-
-    def stop(self) -> None:
-        """Stop every running solver (they return their best solution so far)."""
-        self.stopped.set()
-        with self._lock:
-            for s in list(self._active):
-                s.stop_search()
-
-    def run(self, solver: cp_model.CpSolver, model: cp_model.CpModel,
-            callback: cp_model.CpSolverSolutionCallback | None = None) -> int:
-        with self._lock:
-            if self.stopped.is_set():
-                return cp_model.UNKNOWN
-            self._active.add(solver)
-        try:
-            return solver.solve(model, callback)
-        finally:
-            with self._lock:
-                self._active.discard(solver)
-
-    def solver(self, seconds: float, workers: int = 1) -> cp_model.CpSolver:
-        s = cp_model.CpSolver()
-        p = s.parameters
-        p.num_workers = 1 if self.deterministic else max(1, workers)
-        p.random_seed = self.seed
-        p.catch_sigint_signal = False  # cpplan handles Ctrl-C itself (see cpplan.solve)
-        if self.deterministic:
-            p.max_deterministic_time = max(seconds, 0.01)
-        else:
-            p.max_time_in_seconds = max(seconds, 0.01)
-        return s
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a search learned about one set of blocks (scaled units)."""
-
-    status: str  # "feasible", "optimal", "infeasible", "unknown"
-    pools: np.ndarray | None = None
-    offsets: np.ndarray | None = None
-    bound: int | None = None  # proven lower bound on the objective of these blocks
-    detail: str = ""
 
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
           budget: float, orders: tuple[str, ...] = RACE_ORDERS,
-          first_slice: float = 0.25, dfs: bool = True) -> Outcome:
+          first_slice: float = 0.25, dfs: bool = True, within: Budget | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
     or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. Spends at
-    most ``budget`` seconds (and never past the control's deadline).
+    most ``budget`` seconds, charged to ``within`` (default: the control's budget), and never
+    past it.
     """
-    from .dfs import fit, single_pool  # dfs imports this module
-
-    end = time.perf_counter() + min(budget, control.remaining())
+    mine = (within or control.budget).within(budget)
     dfs_pool = single_pool(blocks, ids) if dfs else None
     lock = threading.Lock()
     result: list[Outcome] = []
     local = threading.Event()
     running: set[cp_model.CpSolver] = set()
     if dfs_pool is not None and control.deterministic:
-        out = fit(blocks, ids, heights[dfs_pool], control, budget=end - time.perf_counter(),
-                  node_budget=int(DFS_SHARE * budget * DFS_NODES_PER_SECOND))
+        out = fit(blocks, ids, heights[dfs_pool], control, budget=mine.remaining(),
+                  node_budget=int(DFS_SHARE * mine.remaining() * DFS_NODES_PER_SECOND),
+                  charge=mine)
         if out.status in ("feasible", "infeasible"):
             return out
         dfs_pool = None
@@ -145,7 +87,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
                 if local.is_set() or not tasks or control.stopped.is_set():
                     return
                 order, seconds = tasks.pop()
-            left = end - time.perf_counter()
+            left = mine.remaining()
             if left <= 0.01:
                 return
             pm = model_of(order)
@@ -154,7 +96,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
             solver = control.solver(min(seconds, left))
             with lock:
                 running.add(solver)
-            status = control.run(solver, pm.model)
+            status = control.run(solver, pm.model, budget=mine)
             with lock:
                 running.discard(solver)
                 if local.is_set():
@@ -162,14 +104,14 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
                 if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
                     pools, offs = pm.read(solver)
                     result.append(Outcome("feasible", pools, offs, detail=f"order {order}"))
-                elif status == cp_model.INFEASIBLE and not pm.restricted:
+                elif status == cp_model.INFEASIBLE:
                     result.append(Outcome("infeasible", detail=f"order {order}"))
                 else:
                     continue
                 halt()
 
     def dfs_worker() -> None:
-        out = fit(blocks, ids, heights[dfs_pool], control, budget=end - time.perf_counter(),
+        out = fit(blocks, ids, heights[dfs_pool], control, budget=mine.remaining(),
                   cancel=local)
         with lock:
             if local.is_set():
@@ -212,7 +154,8 @@ class _Progress(cp_model.CpSolverSolutionCallback):
 
 def minimise(blocks: Blocks, ids: np.ndarray, control: Control, *, height_max: dict[int, int],
              height_min: dict[int, int], hint: tuple[np.ndarray, np.ndarray] | None,
-             budget: float, report: Callable[[float, float], None] | None = None) -> Outcome:
+             budget: float, report: Callable[[float, float], None] | None = None,
+             within: Budget | None = None) -> Outcome:
     """Minimise ``sum(cost * height)`` of blocks ``ids`` from ``hint``, for ``budget`` seconds.
 
     The outcome's bound is CP-SAT's proven objective bound (in scaled units times cost);
@@ -220,14 +163,15 @@ def minimise(blocks: Blocks, ids: np.ndarray, control: Control, *, height_max: d
     """
     pm = build_model(blocks, ids, height_max=height_max, height_min=height_min, minimise=True,
                      strategy=None, hint=hint)
-    seconds = min(budget, control.remaining())
+    mine = (within or control.budget).within(budget)
+    seconds = mine.remaining()
     if seconds <= 0.01:
         return Outcome("unknown")
     solver = control.solver(seconds, control.workers)
     box: list[int] = []
 
     def run() -> None:
-        box.append(control.run(solver, pm.model, _Progress(report)))
+        box.append(control.run(solver, pm.model, _Progress(report), budget=mine))
 
     t = threading.Thread(target=run, daemon=True)
     t.start()
@@ -238,11 +182,10 @@ def minimise(blocks: Blocks, ids: np.ndarray, control: Control, *, height_max: d
         and status != cp_model.MODEL_INVALID else None
     if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
         pools, offs = pm.read(solver)
-        proven = status == cp_model.OPTIMAL and not pm.restricted
-        return Outcome("optimal" if proven else "feasible", pools, offs,
-                       bound if not pm.restricted else None)
+        return Outcome("optimal" if status == cp_model.OPTIMAL else "feasible", pools, offs,
+                       bound)
     if status == cp_model.INFEASIBLE:
-        return Outcome("infeasible" if not pm.restricted else "unknown")
+        return Outcome("infeasible")
     if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
         raise RuntimeError(f"CP-SAT rejected the model: {pm.model.validate()}")
-    return Outcome("unknown", bound=bound if not pm.restricted else None)
+    return Outcome("unknown", bound=bound)

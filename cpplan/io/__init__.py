@@ -9,11 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import FormatError
-from ..plan import Plan
+from ..plan import Plan, ensure_valid
 from ..problem import Problem
 from . import minimalloc, native
+from .atomic import ensure_writable
 
-__all__ = ["read_problem", "write_problem", "read_plan", "write_plan", "FORMATS"]
+__all__ = ["read_problem", "write_problem", "read_plan", "write_plan", "check_output",
+           "FORMATS"]
 
 FORMATS = {".json": native, ".csv": minimalloc}
 
@@ -42,4 +44,13 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
 
 
 def write_plan(problem: Problem, plan: Plan, path: str | Path) -> None:
-    _module(path).write_plan(problem, plan, path)
+    """Write ``plan`` to ``path`` once it has passed the checker (:class:`PlanError` if not):
+    nothing invalid leaves cpplan through a file."""
+    _module(path).write_plan(problem, ensure_valid(problem, plan), path)
+
+
+def check_output(path: str | Path) -> Path:
+    """``path`` if a problem or plan can be written there (a known format, an existing folder, a
+    writable or new file); a clear error otherwise. Call it before long work."""
+    _module(path)
+    return ensure_writable(path)

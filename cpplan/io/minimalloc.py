@@ -19,6 +19,7 @@ problem has more than one pool. Column names are matched without regard to case.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 from ..errors import FormatError, PlanError, ProblemError
@@ -72,19 +73,22 @@ def _rows(text: str, source: str):
         yield n, row
 
 
+# Plain decimal integers only: Python's int() also takes "1_000", non-ASCII digits and
+# thousands of digits, none of which a CSV of sizes and steps means.
+_INTEGER = re.compile(r"[+-]?[0-9]{1,30}")
+
+
 def _plus_one(cell: str) -> str:
-    try:
-        return str(int(cell) + 1)
-    except ValueError:
-        return cell  # reported as not an integer by the caller
+    return str(int(cell) + 1) if _INTEGER.fullmatch(cell.strip()) else cell  # else reported
 
 
 def _int(cell: str, field: str, source: str, line: int, buffer: str | None) -> int:
-    try:
-        return int(cell)
-    except ValueError:
-        raise FormatError(f"not an integer: {cell!r}", source=source, line=line, field=field,
-                          buffer=buffer) from None
+    if not _INTEGER.fullmatch(cell.strip()):
+        digits = cell.strip().isascii() and cell.strip().isdigit()
+        what = "too many digits" if digits else "not an integer"
+        raise FormatError(f"{what}: {cell[:40]!r}", source=source, line=line, field=field,
+                          buffer=buffer)
+    return int(cell)
 
 
 def parse_problem(text: str, *, source: str = "<csv>", name: str = "") -> tuple[Problem, dict]:
@@ -202,6 +206,7 @@ def write_problem(problem: Problem, path: str | Path) -> None:
 
 
 def write_plan(problem: Problem, plan: Plan, path: str | Path) -> None:
+    """Write ``plan`` as it is, valid or not (:func:`cpplan.io.write_plan` checks it first)."""
     _check_ids(problem)
     write_text_atomic(path, plan_to_csv(problem, plan))
 

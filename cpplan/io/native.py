@@ -89,7 +89,7 @@ def _header(data: Any, kind: str, source: str) -> dict:
     if fmt != f"cpplan-{kind}":
         raise FormatError(f"not a cpplan {kind} (format is {fmt!r}, expected 'cpplan-{kind}')",
                           source=source, field="format")
-    if data.get("version") != VERSION:
+    if type(data.get("version")) is not int or data.get("version") != VERSION:
         raise FormatError(f"unsupported version {data.get('version')!r} (this cpplan reads "
                           f"{VERSION})", source=source, field="version")
     return data
@@ -197,6 +197,10 @@ def _load(path: Path) -> Any:
     except json.JSONDecodeError as e:
         raise FormatError(f"malformed JSON: {e.msg} (column {e.colno})", source=str(path),
                           line=e.lineno) from None
+    except RecursionError:
+        raise FormatError("malformed JSON: nested too deeply", source=str(path)) from None
+    except ValueError as e:  # an integer of thousands of digits
+        raise FormatError(f"malformed JSON: {str(e).split(';')[0]}", source=str(path)) from None
 
 
 def read_problem(path: str | Path) -> Problem:
@@ -216,4 +220,5 @@ def write_problem(problem: Problem, path: str | Path) -> None:
 
 
 def write_plan(problem: Problem, plan: Plan, path: str | Path) -> None:
+    """Write ``plan`` as it is, valid or not (:func:`cpplan.io.write_plan` checks it first)."""
     write_text_atomic(path, json.dumps(plan_to_dict(plan), indent=1) + "\n")

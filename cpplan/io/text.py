@@ -12,7 +12,8 @@ def read_text(path: str | Path) -> str:
     directory, or not UTF-8."""
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
+        # A byte-order mark is not part of the text (editors on Windows write one).
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FormatError("no such file", source=str(path)) from None
     except IsADirectoryError:

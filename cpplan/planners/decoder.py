@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..blocks import Blocks
+from ..deadline import tick
 from ..errors import CapacityError
 from .placer import capacity_error, choose, choose_small
 
@@ -193,6 +194,7 @@ class Decoder:
         """(Re-)place block ``i`` at its position; returns True if its pool or offset changed."""
         k = self.pos[i]
         self.placements += 1
+        tick()
         old = (self.pool_of[i], self.off[i])
         for p, a in zip(self.pools[i], self.align[i], strict=True):
             o = self._offset(i, p, k, a)

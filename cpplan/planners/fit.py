@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..blocks import Blocks, make_blocks
+from ..deadline import OutOfTime
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
@@ -165,7 +166,9 @@ def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = N
     return the checked plan with the smallest objective.
 
     Raises :class:`CapacityError` (naming the buffer and its pools) only when every order
-    overflows a capacity; the message is that of the first order tried.
+    overflows a capacity; the message is that of the first order tried. When the active time
+    budget (:mod:`cpplan.deadline`) runs out, the best of the orders completed is returned
+    (:class:`cpplan.deadline.OutOfTime` if none was).
     """
     started = time.perf_counter()
     unknown = set(options) - IGNORED
@@ -199,6 +202,11 @@ def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = N
             results[name] = "capacity"
             first_error = first_error or e
             continue
+        except OutOfTime:
+            if best is None:
+                raise
+            results[name] = "out of time"  # anytime: the orders done so far stand
+            break
         objective = placer.objective() * blocks.scale
         results[name] = objective
         if best is None or objective < best[0]:

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..blocks import Blocks, make_blocks
 from ..bounds import objective_lower_bound
+from ..deadline import OutOfTime
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
@@ -141,10 +142,18 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
     starts: dict[str, int | str] = {}
     placements = 0
     first_error: CapacityError | None = None
+    out_of_time = False
     for m in ((mode,) if mode else MODES):
         best: _Chain | None = None
         for name in ORDERS:
-            d = Decoder(blocks, order_blocks(blocks, name), m, "local-search", lists)
+            try:
+                d = Decoder(blocks, order_blocks(blocks, name), m, "local-search", lists)
+            except OutOfTime:
+                # The caller's budget ran out: search from what is there, if anything.
+                if best is None and not chains:
+                    raise
+                out_of_time = True
+                break
             placements += d.placements
             label = f"{m}-fit-{name}"
             if d.unfit:
@@ -157,6 +166,8 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
                 best = _Chain(d, key, label)
         if best is not None:
             chains.append(best)
+        if out_of_time:
+            break
     if not chains:
         assert first_error is not None
         raise first_error
@@ -171,7 +182,7 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
     done = placements - sum(c.d.placements for c in chains)  # work of the discarded starts
     turn = 0
     stale_limit = max(STALE_MIN, STALE_PER_BLOCK * n)
-    while best_key[0] > lower and n > 1:
+    while best_key[0] > lower and n > 1 and not out_of_time:
         live = [x for x in chains if x.stale < stale_limit]
         if not live:
             break  # every chain is stuck: on small problems the time would be wasted
@@ -190,7 +201,11 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
             if placements >= budget or (deadline is not None and time.perf_counter() > deadline):
                 break
             d.limit = c.key[0] // scale
-            _move(rng, d, adj, size, floor, cost)
+            try:
+                _move(rng, d, adj, size, floor, cost)
+            except OutOfTime:
+                out_of_time = True  # the decoder is mid-move; the best arrays are a copy
+                break
             c.moves += 1
             c.stale += 1
             if d.aborted or d.unfit:
@@ -298,6 +313,10 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
         except CapacityError as e:
             first_error = first_error or e
             continue
+        except OutOfTime:
+            if best is None:  # the caller's budget ran out before any plan
+                raise
+            break
         finally:
             placements += n
         key = score()
@@ -331,6 +350,9 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
         except CapacityError:
             placer.restore(snap)
             continue
+        except OutOfTime:
+            placer.restore(snap)
+            break
         got = score()
         if got <= key:
             if got[0] < key[0]:

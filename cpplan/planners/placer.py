@@ -54,6 +54,7 @@ from bisect import bisect_left, bisect_right
 import numpy as np
 
 from ..blocks import Blocks
+from ..deadline import tick
 from ..errors import CapacityError
 
 __all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_small"]
@@ -280,7 +281,11 @@ class Placer:
 
     # -- placing -------------------------------------------------------------------------------
     def place(self, i: int, mode: str = "best") -> bool:
-        """Place block ``i`` in its first candidate pool where it fits; False if none."""
+        """Place block ``i`` in its first candidate pool where it fits; False if none.
+
+        Reports one placement to the active time budget (:func:`cpplan.deadline.tick`), which
+        raises :class:`cpplan.deadline.OutOfTime` once it has expired."""
+        tick()
         fixed = self._fixed[i]
         for pool in self._pools[i]:
             if fixed >= 0:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 
 from ..blocks import make_blocks
+from ..deadline import Budget, OutOfTime, check_time_limit, current
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
@@ -58,14 +59,15 @@ def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
     """Run several planners and keep the best checked plan (ties: the one listed first).
 
     ``planners``: names to run, in order (default :func:`default_planners`). ``time_limit``:
-    seconds (default :data:`TIME_LIMIT`; None: no limit) after which no further planner is
-    started (a greedy planner running is not interrupted); ``local-search`` gets the time
-    left, with ``seed`` and ``deterministic`` (then ``time_limit x SEARCH_SHARE``: see the
-    module docstring). ``options``: per-planner
-    options, ``{name: {...}}``, which take precedence.
+    seconds (default :data:`TIME_LIMIT`; None: no limit; never past the caller's active
+    :class:`cpplan.deadline.Budget`), after which a running planner is interrupted and no
+    further planner is started; ``local-search`` gets the time left, with ``seed`` and
+    ``deterministic`` (then ``time_limit x SEARCH_SHARE``: see the module docstring).
+    ``options``: per-planner options, ``{name: {...}}``, which take precedence.
     Planners that raise :class:`CapacityError` or another :class:`CpplanError` are recorded
-    and skipped; if none gives a plan the first error is raised again. ``plan.stats`` holds
-    ``winner`` and, per planner, its objective, ``"skipped"`` or the error.
+    and skipped; if none gives a plan the first error is raised again (or
+    :class:`cpplan.deadline.OutOfTime` when time ran out first). ``plan.stats`` holds
+    ``winner`` and, per planner, its objective, ``"skipped"``, ``"out of time"`` or the error.
     """
     started = time.perf_counter()
     unknown = set(ignored) - {"workers", "progress"}
@@ -83,22 +85,31 @@ def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
     results: dict[str, object] = {}
     seconds: dict[str, float] = {}
     first_error: CpplanError | None = None
+    outer = current()
+    if time_limit is not None:
+        time_limit = check_time_limit(time_limit, "portfolio: time_limit")
+    # Every planner runs under this budget (and the caller's): one running when it expires is
+    # interrupted, and the best plan so far stands.
+    budget = (outer.within(time_limit) if outer is not None
+              else Budget(time_limit, deterministic=deterministic))
     for name in todo:
-        if (time_limit is not None and not deterministic
-                and time.perf_counter() - started > time_limit):
+        if budget.expired():
             results[name] = "skipped"
             continue
         t0 = time.perf_counter()
         kwargs = dict(options.get(name, {}))
         if name in TIMED:
             if time_limit is not None:
-                share = (time_limit * SEARCH_SHARE if deterministic
-                         else time_limit - (t0 - started))
+                share = (time_limit * SEARCH_SHARE if deterministic else budget.remaining())
                 kwargs.setdefault("time_limit", max(share, 0.0))
             kwargs.setdefault("seed", seed)
             kwargs.setdefault("deterministic", deterministic)
         try:
-            plan = info(name).function(problem, **kwargs)
+            with budget.active():
+                plan = info(name).function(problem, **kwargs)
+        except OutOfTime:
+            results[name] = "out of time"
+            continue
         except CapacityError as e:
             results[name] = f"capacity: {e}"
             first_error = first_error or e
@@ -116,7 +127,8 @@ def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
             results.update({n: "skipped" for n in todo if n not in results})
             break
     if best is None:
-        assert first_error is not None
+        if first_error is None:
+            raise OutOfTime("portfolio: the time limit ran out before any planner gave a plan")
         raise first_error
     stats = {"winner": best.planner, "results": results, "seconds": seconds,
              "winner_stats": best.stats}

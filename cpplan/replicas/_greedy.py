@@ -36,6 +36,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..blocks import Blocks
+from ..deadline import tick
 from ..errors import CapacityError
 from ..planners.placer import PieceIndex, Placer, capacity_error
 
@@ -235,6 +236,7 @@ class Arena:
 
     # -- state ---------------------------------------------------------------------------------
     def commit(self, i: int, pool: int, off: int) -> None:
+        tick()  # one placement: every replica honours the active time budget here
         self.pool_of[i] = pool
         self.offset[i] = off
         a, b = self._pptr[i], self._pptr[i + 1]

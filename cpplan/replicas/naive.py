@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from ..blocks import make_blocks
+from ..deadline import tick
 from ..plan import Plan
 from ..planners.placer import capacity_error
 from ..planners.registry import register
@@ -34,6 +35,7 @@ def plan(problem: Problem, **options: object) -> Plan:
         pool_of[i], offset[i] = p, blocks.fixed[i]
         top[p] = max(top[p], blocks.fixed[i] + blocks.size[i])
     for i in np.nonzero(blocks.fixed < 0)[0]:
+        tick()
         for p in blocks.pools[i]:
             a = blocks.align_in(i, p)
             off = align_up(int(top[p]), a)

@@ -23,6 +23,7 @@ import heapq
 
 import numpy as np
 
+from ..deadline import tick
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -64,6 +65,7 @@ def _in_order(blocks, group: np.ndarray, equality: bool) -> list[list[int]]:
     free_sorted: list[tuple[int, int]] = []  # in-order: (size, object)
     free_by_size: dict[int, list[int]] = {}  # equality: size -> stack of objects
     for i in recs.tolist():
+        tick()
         s, start = int(size[i]), int(blocks.start[i])
         while in_use and in_use[0][0] <= start:  # last_task < first_task
             _, o = heapq.heappop(in_use)
@@ -123,6 +125,7 @@ def _assign_free_objects(blocks, recs: np.ndarray) -> list[list[int]]:
     osize = np.empty(n, np.int64)
     objects: list[list[int]] = []
     for k, i in enumerate(recs.tolist()):
+        tick()
         s, st, en = int(blocks.size[i]), int(blocks.start[i]), int(blocks.end[i])
         nobj = len(objects)
         o = -1
@@ -163,6 +166,7 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
     while k < n:
         j = k
         while j < n and size[order[j]] == size[order[k]]:
+            tick()
             r = order[j]
             count[rs[r]:re[r]] += 1
             best_count = max(best_count, int(count[rs[r]:re[r]].max()))
@@ -193,6 +197,7 @@ def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
         key = _priority(bd, rank, width)
         done = np.iinfo(np.int64).max
         for _ in range(len(members)):
+            tick()
             t = int(np.argmin(key))
             key[t] = done
             r = int(members[t])

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..bounds import load_profile
+from ..deadline import OutOfTime
 from ..plan import Plan
 from ..planners.fit import conflicts
 from ..planners.registry import register
@@ -294,7 +295,13 @@ def hill_climb(problem: Problem, *, alignment: int = 1,
             result = (arena.pool_of.copy(), arena.offset.copy())
             break
         rollback = alloc
-        pool_of, off, cnf = greedy()
+        try:
+            pool_of, off, cnf = greedy()
+        except OutOfTime:
+            # The caller's budget ran out mid-attempt: the best complete attempt so far stands.
+            if result is None:
+                raise
+            break
         alloc = (pool_of, off)
         sizes = heights(pool_of, off)
         total = int(sizes.sum())

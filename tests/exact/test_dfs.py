@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpplan import Buffer, Pool, Problem, make_blocks
+from cpplan.exact.control import Control
 from cpplan.exact.dfs import fit
-from cpplan.exact.search import Control, probe
+from cpplan.exact.search import probe
 from cpplan.io import read_problem
 from tests.shared import benchmark
 from tests.strategies import problems
@@ -21,7 +22,7 @@ from tests.test_solve import brute_force_height
 
 
 def _control() -> Control:
-    return Control(deadline=float("inf"), workers=1, deterministic=True)
+    return Control.of(None, workers=1, deterministic=True)
 
 
 def _fit(problem: Problem, height: int, **kw):

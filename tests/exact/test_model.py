@@ -7,8 +7,9 @@ import pytest
 from ortools.sat.python import cp_model
 
 from cpplan import Buffer, Problem, make_blocks
+from cpplan.exact.control import Control
 from cpplan.exact.model import build_model, maximal_cliques
-from cpplan.exact.search import Control, probe
+from cpplan.exact.search import probe
 
 
 def test_maximal_cliques_of_intervals():
@@ -44,7 +45,7 @@ def test_both_formulations_find_the_same_optimum(overlap):
 def test_probe_answers_yes_with_a_packing_and_no_with_a_proof():
     blocks = make_blocks(_staircase())
     ids = np.arange(len(blocks))
-    control = Control(deadline=float("inf"), workers=1, deterministic=True)
+    control = Control.of(None, workers=1, deterministic=True)
     yes = probe(blocks, ids, {0: 3}, control, budget=10)
     assert yes.status == "feasible"
     blocks.to_plan(yes.pools, yes.offsets, planner="probe")

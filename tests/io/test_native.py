@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cpplan import Alias, Buffer, FormatError, Plan, Pool, Problem, ProblemError
+from cpplan import Alias, Buffer, FormatError, Plan, PlanError, Pool, Problem, ProblemError
 from cpplan.io import read_plan, read_problem, write_plan, write_problem
 from cpplan.io.atomic import write_text_atomic
 from cpplan.io.native import plan_from_dict, plan_to_dict, problem_from_dict, problem_to_dict
@@ -70,11 +70,19 @@ def test_plans_round_trip(data):
 
 
 def test_plan_files_round_trip(tmp_path):
-    plan = Plan.build(EXAMPLE, {"x": ("sram", 0), "y": ("sram", 512), "z": ("sram", 512)},
-                      planner="hand", lower_bound=1024, seconds=0.25)
+    plan = Plan.build(EXAMPLE, {"x": ("dram", 0), "y": ("sram", 512), "z": ("dram", 512)},
+                      planner="hand", lower_bound=1024 + 8 * 1024, seconds=0.25)
     write_plan(EXAMPLE, plan, tmp_path / "plan.json")
     back = read_plan(tmp_path / "plan.json", EXAMPLE)
     assert back == plan and back.status == "optimal"
+
+
+def test_an_invalid_plan_is_never_written(tmp_path):
+    # x and y share bytes [512, 1024) of sram during step 2: the writer refuses, no file.
+    plan = Plan.build(EXAMPLE, {"x": ("sram", 0), "y": ("sram", 512), "z": ("sram", 512)})
+    with pytest.raises(PlanError, match="share bytes"):
+        write_plan(EXAMPLE, plan, tmp_path / "plan.json")
+    assert not list(tmp_path.iterdir())
 
 
 def test_infeasible_plan_round_trips():

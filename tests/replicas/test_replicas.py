@@ -258,6 +258,7 @@ def test_gpu_nearest_objects_match_the_brute_force_definition(spans, picks):
     batches) against the definition: the smallest distance to an object none of whose records
     intersects the record, the lowest object on ties."""
     import numpy as np
+
     from cpplan.replicas.tflite_gpu import INF, _Gaps
 
     first = np.asarray([f for f, _ in spans], np.int64)
