@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from ..deadline import tick
 from ..plan import Plan
 from ..planners.placer import capacity_error
 from ..planners.registry import register
@@ -83,6 +84,7 @@ def plan(problem: Problem, *, alignment: int = 16, allow_overlapping_allocations
     first = np.array([padded[int(i)][0] for i in free], np.int64)
     order = free[np.lexsort((-blocks.root[free], -first))] if len(free) else free
     for i in order.tolist():
+        tick()  # one placement: the replica honours the active time budget
         s0, e0 = int(blocks.start[i]), int(blocks.end[i])
         for k, p in enumerate(blocks.pools[i]):
             got = objects[p].pick(padded[i][k], s0, e0, allow_overlapping_allocations,
