@@ -158,6 +158,39 @@ def test_cond_sub_graphs_keep_their_reserved_space():
         torch.testing.assert_close(ours[0], model(x, p), rtol=1e-4, atol=1e-5)
 
 
+class Accumulate(torch.nn.Module):
+    """A mutable buffer (state kept across calls) beside ordinary activations."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(4, 8))
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = torch.relu(self.linear(x))
+        self.total.add_(y)
+        return self.total * 2 + y
+
+
+@pytest.mark.parametrize("alloc_graph_input", [True, False])
+def test_mutable_state_and_inputs_left_to_the_runtime(alloc_graph_input):
+    torch.manual_seed(0)
+    model, x = Accumulate().eval(), torch.randn(4, 8)
+    edge = et.edge_program(export(model, (x,)))
+    _, sizes, default_pte = et.greedy_problems(edge)
+    mpp = et.memory_planning_pass(time_limit=1, alloc_graph_input=alloc_graph_input)
+    pte = bytes(et.lower(edge, mpp).buffer)
+    assert mpp.arenas[-1].bytes <= mpp.arenas[-1].greedy_bytes
+    ids = [b.id for b in mpp.cpplan.problems[-1].buffers]
+    assert ("x" in ids) == alloc_graph_input
+    from executorch.runtime import Runtime
+
+    ours = Runtime.get().load_program(pte).load_method("forward")
+    theirs = Runtime.get().load_program(default_pte).load_method("forward")
+    for _ in range(3):  # the state accumulates the same way in both programs
+        assert torch.equal(ours.execute([x])[0], theirs.execute([x])[0])
+
+
 # -- the checks have teeth ---------------------------------------------------------------------
 def all_at_zero(problem, **options):
     """A planner gone wrong: every buffer at offset 0 (never checked)."""
