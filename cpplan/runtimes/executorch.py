@@ -131,12 +131,14 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
     names = spec_names(graph_module)
     n_nodes = len(graph_module.graph.nodes)
     ids: dict[int, str] = {}
+    taken: set[str] = set()
     for k, spec in enumerate(specs):
         spec.realign(alignment)
         bid = names.get(id(spec), f"spec{k}")
-        if bid in ids.values():
+        if bid in taken:
             bid = f"{bid}#{k}"
         ids[id(spec)] = bid
+        taken.add(bid)
 
     def root_mem_id(spec: Any) -> int:
         while spec.storage_base is not None:
