@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .load import objective_lower_bound
 from .plan import Placement, Plan, ensure_valid
 from .problem import Problem, lcm
 
@@ -121,11 +122,9 @@ class Blocks:
         """The checked plan that puts block ``i`` in pool ``block_pool[i]`` at scaled offset
         ``block_offset[i]``; members follow at their displacements.
 
-        ``lower_bound`` defaults to the max-load bound of :mod:`cpplan.bounds`. Raises
-        :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
+        ``lower_bound`` defaults to the max-load bound (:func:`cpplan.load.objective_lower_bound`).
+        Raises :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
         """
-        from .bounds import objective_lower_bound
-
         problem = self.problem
         names = [p.name for p in problem.pools]
         pool_l = np.asarray(block_pool, dtype=np.int64).tolist()
@@ -140,7 +139,7 @@ class Blocks:
             for k in range(ptr[i], ptr[i + 1]):
                 placements[buffers[mem[k]].id] = Placement(pool, off + disp[k])
         if lower_bound is None:
-            lower_bound = objective_lower_bound(problem)
+            lower_bound = objective_lower_bound(self)
         if seconds is None:
             seconds = _time.perf_counter() - started if started is not None else 0.0
         plan = Plan.build(problem, placements, planner=planner, seconds=seconds,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -47,8 +48,22 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail("input nested too deeply")
         except KeyboardInterrupt:
             _fail("interrupted", 130)
+        except Exception:
+            # Ctrl-C inside a compiled module's import surfaces as its ImportError.
+            if _interrupted:
+                _fail("interrupted", 130)
+            raise
 
     return wrapper
+
+
+_interrupted = False
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    global _interrupted
+    _interrupted = True
+    signal.default_int_handler(signum, frame)
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -60,6 +75,11 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
     except CpplanError:
         raise click.BadParameter(f"must be a finite number of seconds >= 0, got {value}") \
             from None
+
+
+def _optional_seconds(ctx: click.Context, param: click.Parameter,
+                      value: float | None) -> float | None:
+    return None if value is None else _seconds(ctx, param, value)
 
 
 def _at_least(low: int) -> Callable[[click.Context, click.Parameter, int], int]:
@@ -304,6 +324,8 @@ def planners(family: str | None) -> None:
               help="Seconds for the exact reference per instance (0: no reference).")
 @click.option("--jobs", "-j", default=1, show_default=True, callback=_at_least(1),
               help="Instances in parallel.")
+@click.option("--planner-time-limit", type=float, default=None, callback=_optional_seconds,
+              help="Seconds a graded planner may take per instance (its cell: timeout).")
 @click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default=None,
               help="Output format [default: from -o's extension, else md].")
 @click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
@@ -314,13 +336,14 @@ def planners(family: str | None) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @user_errors
 def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tuple[str, ...],
-          time_limit: float, jobs: int, fmt: str | None, output: str | None, cache: str | None,
-          no_cache: bool, quiet: bool) -> None:
+          time_limit: float, jobs: int, planner_time_limit: float | None, fmt: str | None,
+          output: str | None, cache: str | None, no_cache: bool, quiet: bool) -> None:
     """Grade allocators against the optimum over INSTANCES (problem files or directories)."""
     from .grade import run_cli
 
     run_cli(instances, planners, plan_dirs, time_limit=time_limit, jobs=jobs, fmt=fmt,
-            output=output, cache=cache, no_cache=no_cache, quiet=quiet)
+            output=output, cache=cache, no_cache=no_cache, quiet=quiet,
+            planner_time_limit=planner_time_limit)
 
 
 @main.command()
@@ -347,7 +370,7 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 
 
 @main.command()
-@click.argument("model", metavar="MODEL.onnx|MODEL.pt2", type=click.Path(dir_okay=False))
+@click.argument("model", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Problem file to write (.json keeps aliases and provenance).")
 @click.option("--inputs-in-arena", is_flag=True,
@@ -361,23 +384,44 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
               help="Alignment of every buffer [default: 1; ExecuTorch's 16 for .pt2].")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE",
               help="Value of a symbolic dimension (repeatable), e.g. --dim batch=1.")
+@click.option("--input-shape", "input_shapes", multiple=True, metavar="INPUT=D0,D1,...",
+              help="Whole shape of a graph input (repeatable), e.g. --input-shape "
+                   "input_ids=1,128; its symbolic dimensions take these values.")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
             concat_in_place: bool, no_views: bool, alignment: int | None,
-            dims: tuple[str, ...]) -> None:
-    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]) or of a
-    PyTorch ExportedProgram as ExecuTorch plans it (.pt2, needs cpplan[executorch])."""
+            dims: tuple[str, ...], input_shapes: tuple[str, ...]) -> None:
+    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]), a TFLite
+    model as TFLite Micro plans it (needs cpplan[tflite]) or a PyTorch ExportedProgram as
+    ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply)."""
     import shlex
 
-    if model.endswith(".pt2"):
+    if model.lower().endswith(".pt2"):
+        from .io import check_output
         from .runtimes.executorch import extract_cli
 
-        onnx_only = in_place or concat_in_place or no_views or inputs_in_arena or dims
+        check_output(output)
+        onnx_only = (in_place or concat_in_place or no_views or inputs_in_arena or dims
+                     or input_shapes)
         for line in extract_cli(model, output, alignment=alignment, onnx_flags=bool(onnx_only)):
             click.echo(line)
         return
-    alignment = 1 if alignment is None else alignment
+    if model.lower().endswith(".tflite"):
+        if (inputs_in_arena or in_place or concat_in_place or no_views or alignment is not None
+                or dims or input_shapes):
+            raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
+                              "--alignment, --dim and --input-shape apply to ONNX models "
+                              "only: a .tflite model is extracted as TFLite Micro plans it")
+        from .io import check_output, write_problem
+        from .runtimes.tflm_plan import describe, extract_model
 
+        check_output(output)
+        problem = extract_model(model, command=shlex.join(["cpplan", "extract", model, "-o",
+                                                           output]))
+        write_problem(problem, output)
+        click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
+        return
+    alignment = 1 if alignment is None else alignment
     from .graph.onnx import extract_onnx
     from .graph.to_problem import describe
     from .io import write_problem
@@ -388,34 +432,93 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
         if not eq or not name or not value.strip().isdigit():
             raise CpplanError(f"--dim expects NAME=VALUE with a non-negative integer, got {d!r}")
         values[name] = int(value)
+    shapes: dict[str, tuple[int, ...]] = {}
+    for d in input_shapes:
+        name, eq, value = d.partition("=")
+        parts = value.split(",")
+        if not eq or not name or not all(p.strip().isdigit() for p in parts):
+            raise CpplanError("--input-shape expects INPUT=D0,D1,... with non-negative "
+                              f"integers, got {d!r}")
+        shapes[name] = tuple(int(p) for p in parts)
     flags = [f for f, on in (("--inputs-in-arena", inputs_in_arena), ("--in-place", in_place),
                              ("--concat-in-place", concat_in_place), ("--no-views", no_views))
              if on]
     flags += [] if alignment == 1 else ["--alignment", str(alignment)]
     flags += [a for k, v in values.items() for a in ("--dim", f"{k}={v}")]
+    flags += [a for k, v in shapes.items()
+              for a in ("--input-shape", f"{k}={','.join(map(str, v))}")]
     command = shlex.join(["cpplan", "extract", model, "-o", output, *flags])
-    problem = extract_onnx(model, dims=values, inputs_in_arena=inputs_in_arena,
+    problem = extract_onnx(model, dims=values, input_shapes=shapes, inputs_in_arena=inputs_in_arena,
                            in_place=in_place, concat_in_place=concat_in_place,
                            views=not no_views, alignment=alignment, command=command)
+    if output.lower().endswith(".csv") and (problem.aliases or len(problem.pools) > 1):
+        raise CpplanError(f"{output}: MiniMalloc CSV holds one pool and no aliases; this "
+                          f"problem has {len(problem.aliases)} aliases (reshapes and other "
+                          "views alias their input, and so do --in-place and --concat-in-place) "
+                          f"and {len(problem.pools)} pools (graph inputs have their own); write "
+                          ".json, or for a CSV add --no-views --inputs-in-arena (without "
+                          "--in-place and --concat-in-place)")
     write_problem(problem, output)
     click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
+
+
+@main.command()
+@click.argument("model", metavar="MODEL.tflite", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="The planned model to write (.tflite).")
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
+              help="Seconds for the solver.")
+@click.option("--deterministic", is_flag=True, help="Same plan on every run (one thread).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
+              help="Write this plan (for the problem 'cpplan extract MODEL.tflite' writes) "
+                   "instead of solving.")
+@user_errors
+def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet: bool,
+         plan_file: str | None) -> None:
+    """Plan a TFLite Micro model's arena; write it as the model's offline plan, verified in TFLM
+    (needs cpplan[tflite])."""
+    from .io.atomic import ensure_writable, write_bytes_atomic
+    from .runtimes.tflm_plan import plan_model
+
+    ensure_writable(output)  # before the work, not after it
+    progress = None if quiet else (lambda p: click.echo(str(p), err=True))
+    result = plan_model(model, time_limit=time_limit, deterministic=deterministic,
+                        progress=progress, plan_file=plan_file)
+    write_bytes_atomic(output, result.model)
+    click.echo("\n".join(result.lines()))
+    click.echo(f"wrote {output}")
 
 
 @main.command()
 @click.argument("model", metavar="MODEL.pt2", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="ExecuTorch program to write (.pte).")
-@click.option("--time-limit", default=10.0, show_default=True, help="Seconds per arena.")
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
+              help="Seconds per arena.")
 @click.option("--alignment", default=16, show_default=True, help="Alignment in bytes.")
 @user_errors
 def executorch(model: str, output: str, time_limit: float, alignment: int) -> None:
     """Plan a PyTorch ExportedProgram (torch.export.save) with cpplan and write the ExecuTorch
     program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch])."""
+    from .io.atomic import ensure_writable
     from .runtimes.executorch import run_cli
 
+    ensure_writable(output)  # before the work, not after it
     for line in run_cli(model, output, time_limit=time_limit, alignment=alignment):
         click.echo(line)
 
 
+def run() -> None:
+    """The ``cpplan`` command's entry point: :func:`main`, with Ctrl-C at any moment (start-up
+    included) one line and exit code 130."""
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        main()
+    except KeyboardInterrupt:
+        click.echo("cpplan: interrupted", err=True)
+        sys.exit(130)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .bounds import objective_lower_bound
+from .deadline import Budget, OutOfTime
 from .errors import CapacityError, CpplanError, PlanError
 from .plan import Placement, Plan, check
 from .problem import Problem
@@ -66,7 +67,7 @@ __all__ = [
     "plan_file_for", "as_plan", "default_cache_dir", "Progress", "OUTCOMES", "run_cli",
 ]
 
-OUTCOMES = ("ok", "invalid", "capacity", "error", "missing")
+OUTCOMES = ("ok", "invalid", "capacity", "error", "missing", "timeout")
 PROBLEM_SUFFIXES = (".json", ".csv")
 PLAN_ONLY_SUFFIXES = (".plan.json", ".plan.csv")  # never taken for a problem file
 PLAN_SUFFIXES = PLAN_ONLY_SUFFIXES + PROBLEM_SUFFIXES  # tried in this order
@@ -692,25 +693,21 @@ def _names(paths: list[Path]) -> list[str]:
     return out
 
 
-def _run_planner(spec: PlannerSpec, problem: Problem, path: Path, lb: int) -> Result:
+def _run_planner(spec: PlannerSpec, problem: Problem, path: Path, lb: int,
+                 limit: float | None = None) -> Result:
+    """One planner on one problem, under a time budget of ``limit`` seconds (every registered
+    planner honours it; a user's function may, by calling :func:`cpplan.deadline.tick`)."""
     started = time.perf_counter()
     try:
-        if spec.kind == "plans":
-            file = plan_file_for(spec.target, path)
-            if file is None:
-                return Result(spec.label, "missing", message=f"no plan for {path.name} in "
-                              f"{spec.target}")
-            from .io import read_plan
-
-            got: object = read_plan(file, problem)
-        elif spec.kind == "builtin":
-            from .planners import get
-
-            got = get(spec.target)(problem)
-        else:
-            got = load_function(spec.target)(problem)
+        with Budget(limit).active():
+            got = _call_planner(spec, problem, path)
+        if isinstance(got, Result):
+            return got
         seconds = time.perf_counter() - started
         plan = as_plan(problem, got, planner=spec.label, lower_bound=lb, seconds=seconds)
+    except OutOfTime:
+        return Result(spec.label, "timeout", seconds=time.perf_counter() - started,
+                      message=f"no plan within {limit:g} s")
     except PlanError as e:
         return Result(spec.label, "invalid", seconds=time.perf_counter() - started,
                       message=str(e))
@@ -723,9 +720,27 @@ def _run_planner(spec: PlannerSpec, problem: Problem, path: Path, lb: int) -> Re
     return Result(spec.label, "ok", plan.objective, dict(plan.heights), seconds)
 
 
+def _call_planner(spec: PlannerSpec, problem: Problem, path: Path) -> object:
+    """What the planner of ``spec`` returns for ``problem`` (a plan file read for ``plans``), or
+    a ``missing`` result."""
+    if spec.kind == "plans":
+        file = plan_file_for(spec.target, path)
+        if file is None:
+            return Result(spec.label, "missing", message=f"no plan for {path.name} in "
+                          f"{spec.target}")
+        from .io import read_plan
+
+        return read_plan(file, problem)
+    if spec.kind == "builtin":
+        from .planners import get
+
+        return get(spec.target)(problem)
+    return load_function(spec.target)(problem)
+
+
 def grade_instance(path: str | Path, planners: Sequence[PlannerSpec], *, name: str | None = None,
                    time_limit: float = 10.0, cache_dir: str | Path | None = None,
-                   workers: int = 2) -> InstanceReport:
+                   workers: int = 2, planner_time_limit: float | None = None) -> InstanceReport:
     """Grade ``planners`` on the problem in ``path``; never raises for a bad instance or planner
     (the report carries the error)."""
     from .io import read_problem
@@ -740,7 +755,8 @@ def grade_instance(path: str | Path, planners: Sequence[PlannerSpec], *, name: s
         if time_limit > 0:
             ref = reference(problem, time_limit=time_limit, cache_dir=cache_dir, workers=workers)
             lb = max(lb, ref.lower_bound)
-        results = tuple(_run_planner(s, problem, path, lb) for s in planners)
+        results = tuple(_run_planner(s, problem, path, lb, planner_time_limit)
+                        for s in planners)
     except Exception as e:
         msg = str(e) if isinstance(e, CpplanError) else f"{type(e).__name__}: {e}"
         return InstanceReport(name, str(path), seconds=time.perf_counter() - started, error=msg)
@@ -793,12 +809,15 @@ def grade(
     jobs: int = 1,
     cache_dir: str | Path | None = None,
     progress: Callable[[int, int, InstanceReport], None] | None = None,
+    planner_time_limit: float | None = None,
 ) -> Report:
     """Grade ``planners`` (default: every replica) on the problem files ``instances``.
 
     ``jobs > 1`` runs instances in separate processes, at most ``jobs`` at once; the exact engine
     then gets ``max(1, cpu_count // jobs)`` workers. ``progress(done, total, instance_report)``
     is called as each instance finishes. ``cache_dir=None`` disables the cache.
+    ``planner_time_limit`` (seconds, None: none) interrupts a planner that runs longer; its cell
+    says ``timeout``.
     """
     started = time.perf_counter()
     paths = find_instances(instances)
@@ -811,7 +830,8 @@ def grade(
     names = _names(paths)
     jobs = max(1, min(jobs, len(paths)))
     workers = max(1, (os.cpu_count() or 2) // jobs)
-    kwargs = {"time_limit": time_limit, "cache_dir": cache_dir, "workers": workers}
+    kwargs = {"time_limit": time_limit, "cache_dir": cache_dir, "workers": workers,
+              "planner_time_limit": planner_time_limit}
     reports: list[InstanceReport | None] = [None] * len(paths)
     done = 0
 
@@ -870,7 +890,8 @@ def _run_parallel(paths: list[Path], names: list[str], specs: list[PlannerSpec],
 
 def run_cli(instances: Sequence[str], planners: Sequence[str], plan_dirs: Sequence[str], *,
             time_limit: float, jobs: int, fmt: str | None, output: str | None,
-            cache: str | None, no_cache: bool, quiet: bool) -> None:
+            cache: str | None, no_cache: bool, quiet: bool,
+            planner_time_limit: float | None = None) -> None:
     """``cpplan grade``: the report on stdout or in ``output``; exit 1 when some instance could
     not be graded (the report still lists the others)."""
     specs = [parse_planner(p) for p in planners] if planners else default_planners()
@@ -888,7 +909,7 @@ def run_cli(instances: Sequence[str], planners: Sequence[str], plan_dirs: Sequen
         fmt = {".csv": "csv", ".json": "json"}.get(suffix, "md")
     cache_dir = None if no_cache else Path(cache) if cache else default_cache_dir()
     report = grade(instances, specs, time_limit=time_limit, jobs=jobs, cache_dir=cache_dir,
-                   progress=None if quiet else Progress())
+                   progress=None if quiet else Progress(), planner_time_limit=planner_time_limit)
     text = {"md": report.to_markdown, "csv": report.to_csv, "json": report.to_json}[fmt]()
     if output:
         from .io.atomic import write_text_atomic

@@ -16,7 +16,7 @@ from .errors import PlanError
 from .problem import MAX_VALUE, Problem
 from .sweep import find_overlaps
 
-__all__ = ["Placement", "Plan", "Violation", "check", "ensure_valid", "STATUSES"]
+__all__ = ["Placement", "Plan", "Conflict", "Violation", "check", "ensure_valid", "STATUSES"]
 
 STATUSES = ("optimal", "feasible", "infeasible", "unknown")
 
@@ -27,6 +27,33 @@ class Placement(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Conflict:
+    """Buffers that cannot be placed together (root ids, in problem order): why a problem is
+    infeasible (see :mod:`cpplan.exact.conflict`).
+
+    ``irreducible``: removing any one of them was shown to let the rest fit. ``how`` is
+    ``max-load`` (the load at one moment proves it) or ``exact`` (decision probes).
+    """
+
+    buffers: tuple[str, ...]
+    irreducible: bool
+    how: str
+
+    def describe(self, show: int = 8) -> str:
+        """``these 3 buffers cannot fit together (irreducible): a, b, c``, at most ``show`` ids
+        and then ``+N more``; or ``this buffer cannot fit on its own: a``."""
+        names = ", ".join(self.buffers[:show])
+        more = f" +{len(self.buffers) - show} more" if len(self.buffers) > show else ""
+        if len(self.buffers) == 1:
+            return f"this buffer cannot fit on its own: {names}"
+        what = "irreducible" if self.irreducible else "not shown irreducible"
+        return f"these {len(self.buffers)} buffers cannot fit together ({what}): {names}{more}"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+@dataclass(frozen=True)
 class Plan:
     """Pool and offset for every buffer, heights per pool, and the record of how it was made.
 
@@ -34,7 +61,7 @@ class Plan:
     ``lower_bound`` bounds the objective from below (``None`` when nothing was proven);
     ``gap = (objective - lower_bound) / objective``. ``status`` is ``optimal`` only when the
     objective equals a proven lower bound. An ``infeasible`` plan has no placements and says why
-    in ``explanation``.
+    in ``explanation``, and in ``conflict`` (when found) the buffers that cannot fit together.
     """
 
     placements: dict[str, Placement]
@@ -46,6 +73,7 @@ class Plan:
     objective: int = 0
     explanation: str = ""
     stats: dict = field(default_factory=dict)
+    conflict: Conflict | None = None
 
     @property
     def gap(self) -> float | None:
@@ -108,9 +136,9 @@ class Plan:
 
     @classmethod
     def infeasible(cls, problem: Problem, explanation: str, *, planner: str = "",
-                   seconds: float = 0.0) -> Plan:
+                   seconds: float = 0.0, conflict: Conflict | None = None) -> Plan:
         return cls({}, {p.name: 0 for p in problem.pools}, planner, seconds, None, "infeasible",
-                   0, explanation)
+                   0, explanation, conflict=conflict)
 
     def with_record(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -118,7 +146,8 @@ class Plan:
     def summary(self) -> str:
         """One line: status, height, lower bound, gap, seconds."""
         if self.status == "infeasible":
-            return f"infeasible: {self.explanation}"
+            why = "" if self.conflict is None else f"; {self.conflict}"
+            return f"infeasible: {self.explanation}{why}"
         lb = "?" if self.lower_bound is None else str(self.lower_bound)
         gap = "?" if self.gap is None else f"{100 * self.gap:.3f}%"
         what = "height" if len(self.heights) == 1 else "objective"

@@ -37,12 +37,16 @@ from .exact.search import minimise, probe
 from .plan import Plan
 from .planners import registry
 from .problem import Problem
+from .replicas.naive import stack
 
 __all__ = ["solve", "Progress"]
 
 # Blocks beyond which a component is left to the heuristics: CP-SAT models of tens of thousands
 # of rectangles take longer to build than the time users give them.
 MAX_EXACT_BLOCKS = 6000
+# What building and checking the final plan costs per buffer (about a second for 62185 buffers
+# on this kind of machine), kept out of the search so that the time limit holds.
+FINISH_SECONDS_PER_BUFFER = 15e-6
 
 
 @dataclass(frozen=True)
@@ -116,8 +120,8 @@ def _block_arrays(blocks: Blocks, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 def _heuristics(problem: Problem, state: _State, budget: Budget, seed: int,
                 planners: list[str] | None) -> None:
     """The heuristic planners, each under ``budget`` (interrupted when it expires). Should none
-    give a plan in time, the ``naive`` stacking plan (one pass, no search) is the fallback, so
-    that a solve always has a plan to return when one is easy to have."""
+    give a plan in time, the ``naive`` stacking (one pass, no search) is the fallback, so that a
+    solve always has a plan to return when one is easy to have."""
     hinted = _hinted(state)
     if hinted is not None and state.offer(*hinted, "hints"):
         state.emit("heuristic", "the problem's hints")
@@ -142,11 +146,10 @@ def _heuristics(problem: Problem, state: _State, budget: Budget, seed: int,
             state.emit("heuristic", f"{plan.planner or name}")
     if state.objective is None and out_of_time:
         try:
-            plan = registry.get("naive")(problem)
+            state.offer(*stack(state.blocks), "naive")  # checked with the final plan
         except CapacityError as e:
             failures.append(f"naive: {e}")
         else:
-            state.offer(*_block_arrays(state.blocks, plan), "naive")
             state.emit("heuristic", "naive (the heuristics were cut short)")
     if state.objective is None and failures:
         state.notes.append("heuristics could not meet the capacities (" + "; ".join(failures[:2])
@@ -179,6 +182,7 @@ def solve(
     planners: list[str] | None = None,
     goal: str = "minimise",
     exact: bool = True,
+    explain: bool = True,
 ) -> Plan:
     """The best checked plan found within ``time_limit`` seconds, with its certificate.
 
@@ -186,7 +190,9 @@ def solve(
     within the pools' capacities (MiniMalloc's question). ``planners`` overrides the heuristic
     portfolio; ``exact=False`` skips CP-SAT. ``deterministic=True`` gives the same plan on every
     run (one thread, deterministic time). ``progress`` receives a :class:`Progress` whenever the
-    bound or the best plan moves.
+    bound or the best plan moves. With ``explain``, a proven ``infeasible`` verdict comes with
+    ``plan.conflict``: buffers that cannot fit together, irreducible when the time left (at
+    least ``min(time_limit, 5)`` seconds more) allows (:mod:`cpplan.exact.conflict`).
     """
     if goal not in ("minimise", "fit"):
         raise CpplanError(f"unknown goal {goal!r}; expected 'minimise' or 'fit'")
@@ -194,12 +200,15 @@ def solve(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CpplanError(f"workers: must be a whole number >= 1, got {workers!r}")
     started = time.perf_counter()
-    control = Control.of(time_limit, workers=workers, seed=seed, deterministic=deterministic)
+    # The checked plan is built after the search: keep the time it takes out of the search's.
+    reserve = min(time_limit / 2, FINISH_SECONDS_PER_BUFFER * len(problem.buffers))
+    control = Control.of(time_limit - reserve, workers=workers, seed=seed,
+                         deterministic=deterministic)
     blocks = make_blocks(problem)
     conflict = capacity_conflict(blocks)
     if conflict is not None:
-        return Plan.infeasible(problem, conflict, planner="cpplan.solve",
-                               seconds=time.perf_counter() - started)
+        plan = Plan.infeasible(problem, conflict, planner="cpplan.solve")
+        return _explained(plan, blocks, control, time_limit, started) if explain else plan
     state = _State(problem, blocks, objective_lower_bound(blocks), started, progress)
     state.emit("bounds")
 
@@ -235,11 +244,30 @@ def solve(
         plan = Plan.infeasible(problem, why, planner="cpplan.solve", seconds=seconds)
         # Infeasible only with a proof; otherwise nothing was found in the time given.
         proved = any(n.startswith("proved") for n in state.notes)
-        return plan if proved else plan.with_record(status="unknown")
+        if not proved:
+            return plan.with_record(status="unknown")
+        return _explained(plan, blocks, control, time_limit, started) if explain else plan
     plan = blocks.to_plan(state.pools, state.offsets, planner=f"cpplan.solve:{state.planner}",
                           seconds=seconds, lower_bound=state.lower, stats=stats)
+    if not deterministic:  # the time to build and check the plan counts too
+        plan = plan.with_record(seconds=time.perf_counter() - started)
     state.emit("done", plan.status)
     return plan
+
+
+def _explained(plan: Plan, blocks: Blocks, control: Control, time_limit: float,
+                started: float) -> Plan:
+    """The infeasible ``plan`` with the buffers that cannot fit together, when found."""
+    from .exact.conflict import irreducible_conflict
+
+    # What is left of the time limit, and at most half a second past it (time limits hold to
+    # within a second): a max-load conflict needs no search, a refuted probe may run short.
+    found = irreducible_conflict(blocks, budget=max(control.remaining(), min(time_limit, 0.5)),
+                                 workers=control.workers, seed=control.seed,
+                                 deterministic=control.deterministic)
+    if control.deterministic:
+        return plan.with_record(conflict=found)
+    return plan.with_record(conflict=found, seconds=time.perf_counter() - started)
 
 
 def _exact_one_pool(state: _State, control: Control, goal: str,
@@ -394,3 +422,9 @@ def _exact_pools(state: _State, control: Control) -> None:
         state.raise_lower(out.bound * b.scale, "cp-sat bound")
     if out.status == "infeasible" and state.objective is None:
         state.notes.append("proved: no plan meets the pools' capacities (CP-SAT)")
+
+
+@registry.register("cpplan", family="exact", reproduces="")
+def plan(problem: Problem, **options: object) -> Plan:
+    """cpplan's solver: bounds, heuristic portfolio, raced CP-SAT probes, anytime minimisation."""
+    return solve(problem, **options)  # type: ignore[arg-type]

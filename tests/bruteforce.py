@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from cpplan.problem import Problem
 
-__all__ = ["brute_force", "BruteResult"]
+__all__ = ["brute_force", "BruteResult", "fits"]
 
 
 @dataclass(frozen=True)
@@ -127,3 +127,14 @@ def brute_force(problem: Problem) -> BruteResult:
         for m, d in blk["members"]:
             placements[m.id] = (p, o + d)
     return BruteResult(best[0], placements)
+
+
+def fits(problem: Problem, roots: set[str] | None = None) -> bool:
+    """Whether a plan exists for the buffers ``roots`` (default: all), each with the buffers
+    aliased into it: the reference for sets of buffers that cannot fit together."""
+    if roots is not None:
+        keep = {b.id for b in problem.buffers if problem.root_of.get(b.id, (b.id, 0))[0] in roots}
+        problem = problem.replace(
+            buffers=tuple(b for b in problem.buffers if b.id in keep),
+            aliases=tuple(a for a in problem.aliases if a.buffer in keep))
+    return brute_force(problem).objective is not None

@@ -31,4 +31,4 @@ def require(module: str, extra: str) -> object:
         message = f"{module} is not installed (pip install 'cpplan[{extra}]'): {e}"
         if os.environ.get("CI"):
             pytest.fail(message)
-        pytest.skip(message)
+        pytest.skip(message, allow_module_level=True)

@@ -378,3 +378,4 @@ def brute_max_load(problem: Problem, pool_filter: Callable[[str], bool]) -> tupl
         if load > best:
             best, at = load, t
     return best, at
+

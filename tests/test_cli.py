@@ -8,6 +8,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cpplan import Alias, Buffer, Plan, Pool, Problem
 from cpplan.cli import main
@@ -205,6 +207,8 @@ MALFORMED = {
                                     + ', "start": 0, "end": 1}]}', "5000 digits"),
     "CSV integer of 5000 digits": ("p.csv", CSV_HEAD + "0,0,1," + "9" * 5000 + "\n",
                                    "size: too many digits"),
+    "pool without a name": ("p.json", {"pools": [{"name": "a"}, {"capacity": 3}], "buffers": []},
+                            "pools[1].name: missing"),
     "version true": ("p.json", '{"format": "cpplan-problem", "version": true, "buffers": []}',
                      "version"),
     "digits with underscores": ("p.csv", CSV_HEAD + "0,0,1,1_000\n", "size: not an integer"),
@@ -361,3 +365,55 @@ def test_an_interrupted_run_says_so():
     plan = Plan.build(PROBLEM, {"a": ("default", 0), "b": ("default", 64), "c": ("default", 0)},
                       stats={"interrupted": True})
     assert "interrupted" in plan.summary()
+
+
+VALID_JSON = json.dumps({"format": "cpplan-problem", "version": 1,
+                         "pools": [{"name": "sram", "capacity": 4096, "alignment": 16}],
+                         "buffers": [{"id": "a", "size": 64, "start": 0, "end": 4, "offset": 0},
+                                     {"id": "b", "size": 32, "start": 2, "end": 6,
+                                      "alignment": 16}],
+                         "aliases": []})
+VALID_CSV = CSV_HEAD + "a,0,4,64\nb,2,6,32\n"
+
+
+@given(st.sampled_from([("p.json", VALID_JSON), ("p.csv", VALID_CSV)]),
+       st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(max_size=4)),
+                min_size=1, max_size=4))
+def test_mangled_files_get_one_line_or_work(tmp_path_factory, base, edits):
+    # Fuzzing: cut, repeat, replace or insert characters of a valid file; the CLI either reads
+    # it or says what is wrong in one line; it never shows a traceback.
+    name, text = base
+    for where, how, piece in edits:
+        k = int(where * len(text))
+        text = [text[:k], text[:k] + text[k:] * 2, text[:k] + piece + text[k + 1:],
+                text[:k] + piece + text[k:]][how]
+    path = tmp_path_factory.mktemp("fuzz") / name
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    result = run("info", path)
+    assert result.exit_code in (0, 2), (result.exit_code, result.output, result.exception)
+    if result.exit_code == 2:
+        assert_user_error(result)
+
+
+@pytest.mark.parametrize("after", [0.1, 0.3, 1.5])
+def test_ctrl_c_at_any_moment_is_one_line_or_the_best_plan(tmp_path, after):
+    # During start-up (imports, reading) the command says it was interrupted; during the solve
+    # it prints the best plan so far. Never a traceback.
+    import signal
+    import time
+
+    problem = Problem(tuple(Buffer(f"b{i}", 8 + i % 50, i % 400, i % 400 + 1 + i % 37)
+                            for i in range(20000)))
+    write_problem(problem, tmp_path / "p.csv")
+    proc = subprocess.Popen([sys.executable, "-m", "cpplan.cli", "solve", str(tmp_path / "p.csv"),
+                             "--time-limit", "60", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err
+    if proc.returncode in (130, -signal.SIGINT):  # -SIGINT: before Python's handler was set
+        assert err.strip().splitlines() in ([], ["cpplan: interrupted"],
+                                            ["cpplan: error: interrupted"])
+    else:
+        assert proc.returncode == 0 and "interrupted" in out

@@ -190,3 +190,15 @@ def test_cli_grade_writes_markdown(instances: list[Path], tmp_path: Path) -> Non
     assert result.exit_code == 2 and "unknown planner 'nosuch'" in result.output
     result = CliRunner().invoke(main, ["grade", str(instances[0]), "-p", "nosuchmod:fn"])
     assert result.exit_code == 2 and "cannot import 'nosuchmod'" in result.output
+
+
+def test_a_planner_over_its_time_limit_costs_its_cell_alone(tmp_path: Path) -> None:
+    # Nothing places 400 buffers in 0 s: the cell says timeout; given a minute, naive is graded.
+    write_problem(random_problem(7, n=400), tmp_path / "big.json")
+    report = grade([tmp_path / "big.json"], ["usmp-hill-climb", "naive"], time_limit=0,
+                   planner_time_limit=0.0)
+    cells = {r.planner: r for r in report.instances[0].results}
+    assert cells["usmp-hill-climb"].outcome == "timeout"
+    assert "within 0 s" in cells["usmp-hill-climb"].message
+    report = grade([tmp_path / "big.json"], ["naive"], time_limit=0, planner_time_limit=60)
+    assert report.instances[0].results[0].outcome == "ok"

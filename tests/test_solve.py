@@ -88,9 +88,11 @@ several_pools = problems(min_buffers=2, max_buffers=6, max_pools=3, max_size=24,
                          hints=False)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(several_pools)
 def test_verdicts_and_bounds_agree_with_brute_force_on_several_pools(problem):
+    # CI runs the default profile's examples; before a release run the thorough profile:
+    # python -m pytest tests/test_solve.py -k brute --hypothesis-profile=thorough
     # Pools with capacities, costs (0 included) and base alignments; alignments, fixed offsets,
     # aliases, zero-size buffers. Nothing solve proves may contradict the exhaustive search.
     truth = brute_force(problem)

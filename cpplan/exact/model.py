@@ -225,7 +225,7 @@ def build_model(
                 m.add_hint(kvars[j], int(ho[j]) // aligns[j])
             for p, lit in presence[j].items():
                 if lit is not True:
-                    m.add_hint(lit, int(hp[j]) == p)
+                    m.add_hint(lit, int(int(hp[j]) == p))
     return PackingModel(m, ids, offset, kvars, aligns, presence, height, order)
 
 
@@ -233,10 +233,11 @@ def build_model(
 def _identical_groups(blocks: Blocks, ids: np.ndarray, kvars: list,
                       presence: list) -> list[list[int]]:
     """Model positions of blocks that are copies of each other (same pieces, pools, alignment),
-    in groups of two or more. Fixed blocks are never in a group."""
+    in groups of two or more. Fixed blocks are never in a group, nor blocks with several
+    candidate pools: stacked in one pool is not where copies spread over pools must go."""
     seen: dict[tuple, list[int]] = {}
     for j, i in enumerate(ids.tolist()):
-        if kvars[j] is None or blocks.size[i] == 0:
+        if kvars[j] is None or blocks.size[i] == 0 or len(presence[j]) > 1:
             continue
         a, b = int(blocks.piece_ptr[i]), int(blocks.piece_ptr[i + 1])
         key = (tuple(blocks.piece_start[a:b].tolist()), tuple(blocks.piece_end[a:b].tolist()),

@@ -149,6 +149,8 @@ class Graph:
         self.outputs: list[str] = []
         self.producer: dict[str, int] = {}  # tensor -> index of the operator that makes it
         self.users: dict[str, list[int]] = {}  # tensor -> indices of operators reading it
+        # constant -> the constants it is computed from before the run (folded operators)
+        self.derived: dict[str, tuple[str, ...]] = {}
         self._op_names: set[str] = set()
 
     def __repr__(self) -> str:
@@ -167,9 +169,47 @@ class Graph:
         """A graph input (filled by the caller before the run); returns its name."""
         return self._define(Tensor(name, tuple(shape), dtype, "input"))
 
-    def add_constant(self, name: str, shape: Sequence[int], dtype: str = "float32") -> str:
-        """A constant (weights): read-only, never planned; returns its name."""
-        return self._define(Tensor(name, tuple(shape), dtype, "constant"))
+    def add_constant(self, name: str, shape: Sequence[int], dtype: str = "float32", *,
+                     derived_from: Iterable[str] = ()) -> str:
+        """A constant (weights): read-only, never planned; returns its name.
+
+        ``derived_from`` names the constants it is computed from before the run (a folded
+        operator): the constants figure then counts those, not it, so weights count once."""
+        parents = tuple(derived_from)
+        for p in parents:
+            if self.tensors.get(p) is None or self.tensors[p].role != "constant":
+                raise ProblemError(f"constant {name!r} derived from {p!r}, which is not a "
+                                   "constant of the graph", field="derived_from")
+        self._define(Tensor(name, tuple(shape), dtype, "constant"))
+        if parents:
+            self.derived[name] = parents
+        return name
+
+    def stored_constants(self) -> list[Tensor]:
+        """The constants the operators need, each counted once, in definition order: those
+        they read, except that a folded constant made from at least as many elements as it
+        holds (a transposed, cast or dequantised weight) counts as the constants it is computed
+        from, so weights count once, at their stored size; one made from fewer elements
+        (``ConstantOfShape``, an embedding lookup) counts as itself."""
+        roots: dict[str, frozenset[str]] = {}
+
+        def roots_of(t: str) -> frozenset[str]:
+            if t not in roots:
+                if t not in self.derived:
+                    roots[t] = frozenset((t,))
+                else:
+                    r = frozenset().union(*(roots_of(p) for p in self.derived[t]))
+                    big = (sum(math.prod(self.tensors[x].shape) for x in r)
+                           >= math.prod(self.tensors[t].shape))
+                    roots[t] = r if big else frozenset((t,))
+            return roots[t]
+
+        need: set[str] = set()
+        for op in self.operators:
+            for t in op.inputs:
+                if self.tensors[t].role == "constant":
+                    need |= roots_of(t)
+        return [t for t in self.tensors.values() if t.name in need]
 
     def add_operator(
         self,

@@ -4,35 +4,47 @@
 What it does, in order:
 
 1. Reads the model with ``onnx.load(..., load_external_data=False)``: weights stored outside the
-   file are never read. A truncated or corrupt file gives a :class:`FormatError`.
+   file are never read, and the file works from any folder whether ``M.onnx.data`` is beside it
+   or not. A truncated or corrupt file gives a :class:`FormatError`.
 2. Refuses control flow (``If``, ``Loop``, ``Scan``, or any node carrying a subgraph) and
-   operators outside the default domain, with an error naming the node: the schedule must be
-   fixed and shapes must be inferable.
+   operators of domains without shape inference, with an error naming the node and what to do.
+   ONNX Runtime's contrib operators (``com.microsoft``) that :mod:`.onnx_contrib` knows get their
+   shapes from a shape twin; others are refused with the advice to save the model at the basic
+   optimisation level.
 3. Takes the node order as the schedule (reordered topologically, closest to the file's order,
    only if the file's order is not topological).
-4. Gives symbolic dimensions the values in ``dims`` (``{"batch": 1}``); a graph input with no
-   shape or an unknown dimension is an error naming the input and the node that reads it. Runs
-   the ONNX checker, then drops the weights' data (only small integer initializers, the shapes
-   that ``Reshape`` and ``ConstantOfShape`` need, keep theirs) and infers shapes with
-   ``onnx.shape_inference`` (strict, with data propagation). A tensor whose shape stays unknown
-   is an error naming the node that makes it and the missing dimension.
-5. Initializers are constants; so is everything computed from constants alone (constant folding:
-   the ``light_*`` models of the onnx package make their weights with ``ConstantOfShape``). Such
-   nodes do not run at inference time and take no step of the schedule.
-6. Marks operators for the rewrites: element-wise operators may run in place over an input of the
-   output's size, reshapes and friends are views (``Dropout`` too: inference models), ``Concat``
-   records its axis.
+4. Takes the weights out of the graph (:func:`_detach_weights`: every initializer stored
+   externally or larger than 4096 elements becomes a typed graph input, its data dropped), so the
+   ONNX checker and shape inference run in memory and resolve no file against the current
+   directory.
+5. Gives the graph inputs static shapes (:mod:`.onnx_dims`): symbolic dimensions from ``dims``,
+   whole shapes from ``input_shapes``, and every dimension that is an expression of them
+   (``Min(512, s50)``) its value. Every input dimension still unknown is named in one error.
+6. Infers shapes with ``onnx.shape_inference`` (strict, with data propagation), then evaluates
+   the small constant sub-graphs (:mod:`.onnx_fold`: ``Shape -> Gather -> Concat``, ``Constant
+   -> ConstantOfShape -> ... -> Where``) and infers again, until nothing more folds. A tensor
+   whose shape stays unknown is an error naming the node that makes it and the missing
+   dimension.
+7. Initializers are constants; so is everything computed from constants alone (the ``light_*``
+   models of the onnx package make their weights with ``ConstantOfShape``). Such nodes do not run
+   at inference time and take no step of the schedule; a constant computed from weights records
+   them (:attr:`Graph.derived`), so the constants figure counts each weight once.
+8. Marks operators for the rewrites: element-wise operators, and ``Softmax``/``LogSoftmax`` as
+   ONNX Runtime runs them, may run in place over an input of the output's size (see
+   ``INPLACE_OPS``); reshapes and friends are views (``Dropout`` too: inference models);
+   ``Concat`` records its axis.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import CpplanError, FormatError, ProblemError
-from .ir import Graph, topological_order
+from .ir import Graph, element_bytes, topological_order
+from .onnx_fold import RANDOM_OPS
 
 __all__ = ["load_onnx", "ONNX_DTYPES", "INPLACE_OPS", "VIEW_OPS", "CONTROL_FLOW"]
 
@@ -60,12 +72,17 @@ _BINARY = ("Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor")
 INPLACE_OPS: dict[str, tuple[int, ...] | str] = {op: (0,) for op in _UNARY}
 INPLACE_OPS.update({op: (0, 1) for op in _BINARY})
 INPLACE_OPS.update({"Sum": "all", "Max": "all", "Min": "all", "Mean": "all"})
-# Left out on purpose: Cast and comparisons (the element size changes), Softmax and LRN (an
-# element's output depends on its neighbours).
+# Row-wise operators that ONNX Runtime's CPU kernels declare ``MayInplace(0, 0)``
+# (onnxruntime/core/providers/cpu/math/softmax.cc): each row is read whole before it is
+# written, so the output may take the input's bytes.
+INPLACE_OPS.update({"Softmax": (0,), "LogSoftmax": (0,)})
+# Cast is MayInplace(0, 0) too (cpu/tensor/cast_op.cc), where ONNX Runtime's allocation planner
+# finds input and output of one size: between element types of one size (float32 <-> int32).
+INPLACE_OPS["Cast"] = (0,)
+# Left out on purpose: comparisons (the element size changes), LRN and the normalisations
+# across rows (an element's output depends on rows not yet read).
 
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
-_RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                     "Multinomial", "Bernoulli"})
 _KEEP_DATA_ELEMENTS = 4096  # integer initializers this small keep their data (shapes, axes)
 
 
@@ -120,6 +137,8 @@ def _schedule(graph, source: str) -> None:
 
 
 def _check(onnx, model, path: str) -> None:
+    """The ONNX checker, in memory, on the graph without its weights (see
+    :func:`_detach_weights`): nothing is resolved against the current directory."""
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as e:
@@ -128,70 +147,97 @@ def _check(onnx, model, path: str) -> None:
                           f"checker says: {first}", source=path) from None
 
 
-def _strip_weights(onnx, graph) -> None:
-    ints = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
+def _detach_weights(onnx, graph) -> dict[str, tuple[tuple[int, ...], int]]:
+    """Take the weights out of ``graph``, in place: every initializer stored in an external
+    file (present or not) or larger than ``_KEEP_DATA_ELEMENTS`` elements becomes a graph input
+    of its type and shape, so the checker and shape inference see its shape and never its data.
+    Small initializers stored in the file keep their data (shapes, axes, masks' constants).
+    Returns ``{name: (dims, element type)}`` of the weights taken out."""
+    weights: dict[str, tuple[tuple[int, ...], int]] = {}
+    kept = []
     for t in graph.initializer:
+        external = t.data_location == onnx.TensorProto.EXTERNAL
         n = 1
         for d in t.dims:
             n *= d
-        if t.data_type in ints and n <= _KEEP_DATA_ELEMENTS:
+        if not external and n <= _KEEP_DATA_ELEMENTS:
+            kept.append(t)
             continue
-        for f in ("raw_data", "float_data", "double_data", "int32_data", "int64_data",
-                  "uint64_data", "string_data"):
-            t.ClearField(f)
+        weights[t.name] = (tuple(t.dims), t.data_type)
+    if not weights:
+        return weights
+    listed = {vi.name for vi in graph.input}  # IR < 4 lists initializers among the inputs
+    keep_copies = [type(t)() for t in kept]
+    for c, t in zip(keep_copies, kept, strict=True):
+        c.CopyFrom(t)
+    del graph.initializer[:]
+    graph.initializer.extend(keep_copies)
+    for name, (dims, dtype) in weights.items():
+        if name not in listed:
+            graph.input.append(onnx.helper.make_tensor_value_info(name, dtype, list(dims)))
+    return weights
 
 
 def _node_name(node, i: int) -> str:
     return node.name or f"{node.op_type}_{i}"
 
 
-def _set_dims(model, dims: Mapping[str, int], consumers: dict[str, str], source: str) -> None:
-    graph = model.graph
-    inits = {t.name for t in graph.initializer}
-    used: set[str] = set()
-    for vi in [*graph.input, *graph.output, *graph.value_info]:
-        if vi.name in inits or not vi.type.HasField("tensor_type"):
-            continue
-        shape = vi.type.tensor_type.shape
-        for dim in shape.dim:
-            if dim.HasField("dim_param") and dim.dim_param in dims:
-                used.add(dim.dim_param)
-                name = dim.dim_param
-                dim.ClearField("dim_param")
-                dim.dim_value = int(dims[name])
-    unknown = sorted(set(dims) - used)
-    if unknown:
-        raise ProblemError(f"dimension {unknown[0]!r} given, but the model has no symbolic "
-                           "dimension of that name", source=source, field="dims")
-    for vi in graph.input:
-        if vi.name in inits:
-            continue
-        who = consumers.get(vi.name, "no node")
-        if not vi.type.HasField("tensor_type"):
-            raise ProblemError(f"graph input {vi.name!r} (read by {who}) is not a tensor",
-                               source=source, field="inputs")
-        tt = vi.type.tensor_type
-        if not tt.HasField("shape"):
-            raise ProblemError(f"graph input {vi.name!r} (read by {who}) has no shape",
-                               source=source, field="shape")
-        for k, dim in enumerate(tt.shape.dim):
-            if not dim.HasField("dim_value"):
-                what = f"{dim.dim_param!r}" if dim.dim_param else "unnamed"
-                hint = (f"; give it with dims={{{dim.dim_param!r}: N}} "
-                        f"(cpplan extract --dim {dim.dim_param}=N)" if dim.dim_param
-                        else "; the model must give it a value")
-                raise ProblemError(f"graph input {vi.name!r} (read by {who}): dimension {k} "
-                                   f"({what}) is unknown{hint}", source=source, field="shape")
+def _default_opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+
+def _infer(onnx, model, source: str, opset: int, contrib: bool):
+    """Shapes of every tensor: onnx's strict shape inference with data propagation; for graphs
+    with ONNX Runtime contrib operators, on their shape twin (:mod:`.onnx_contrib`), the shapes
+    then copied back."""
+    from .onnx_contrib import shape_twin
+
+    target = shape_twin(onnx, model, opset, source) if contrib else model
+    try:
+        inferred = onnx.shape_inference.infer_shapes(target, check_type=True, strict_mode=True,
+                                                     data_prop=True)
+    except Exception as e:  # onnx raises InferenceError and others; all mean "bad model"
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ProblemError(f"shape inference failed: {first}", source=source,
+                           field="shape") from None
+    if not contrib:
+        return inferred
+    made = {o for n in model.graph.node for o in n.output}
+    del model.graph.value_info[:]
+    model.graph.value_info.extend(vi for vi in inferred.graph.value_info if vi.name in made)
+    by_name = {vi.name: vi for vi in inferred.graph.output}
+    for vi in model.graph.output:
+        if vi.name in by_name:
+            vi.CopyFrom(by_name[vi.name])
+    return model
+
+
+def _forget_unknown_dims(model) -> None:
+    """Drop the placeholders (``unk__k``) shape inference wrote for what it could not compute,
+    so a later inference may fill them in."""
+    for vi in model.graph.value_info:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.dim_param.startswith("unk__"):
+                    d.ClearField("dim_param")
 
 
 def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
+              input_shapes: Mapping[str, Sequence[int]] | None = None,
               name: str | None = None) -> Graph:
     """The graph of the ONNX model at ``path`` (see the module docstring).
 
-    ``dims`` gives values to symbolic dimensions (``{"batch": 1, "sequence": 128}``).
+    ``dims`` gives values to symbolic dimensions (``{"batch": 1, "sequence": 128}``);
+    ``input_shapes`` gives whole shapes of graph inputs (``{"input_ids": (1, 128)}``), and the
+    symbolic dimensions in them take their values from it. Works from any folder, whether the
+    weights' external data file is there or not: weights are never read.
     Raises :class:`FormatError` for an unreadable file and :class:`ProblemError` naming the node
-    for control flow or a shape that stays unknown.
+    for control flow or a shape that stays unknown, or naming every input dimension missing.
     """
+    from .onnx_contrib import CONTRIB_SHAPES
+    from .onnx_dims import apply_dims
+    from .onnx_fold import fold_constants
+
     onnx = _import_onnx()
     source = str(path)
     model = _read(onnx, source)
@@ -201,7 +247,14 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ProblemError(f"dimension {k!r} must be a non-negative integer, got {v!r}",
                                source=source, field="dims")
-    consumers: dict[str, str] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for k, v in (input_shapes or {}).items():
+        shape = tuple(v)
+        if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
+            raise ProblemError(f"input shape for {k!r} must be non-negative integers, got "
+                               f"{v!r}", source=source, field="input_shapes")
+        shapes[k] = shape
+    contrib = False
     for i, node in enumerate(graph.node):
         nn = _node_name(node, i)
         if node.op_type in CONTROL_FLOW or any(
@@ -210,25 +263,36 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
             raise ProblemError(f"node {nn!r} ({node.op_type}): control flow is not supported; "
                                "cpplan plans programs with a fixed schedule (unroll or "
                                "specialise the model first)", source=source, field="node")
-        if node.domain not in ("", "ai.onnx"):
-            raise ProblemError(f"node {nn!r} ({node.domain}.{node.op_type}): operators outside "
-                               "the default ONNX domain have no shape inference", source=source,
+        if node.domain == "com.microsoft" and node.op_type in CONTRIB_SHAPES:
+            contrib = True
+        elif node.domain == "com.microsoft":
+            raise ProblemError(f"node {nn!r} (com.microsoft.{node.op_type}): cpplan does not "
+                               "know the shapes of this ONNX Runtime contrib operator; save "
+                               "the model at the basic optimisation level (SessionOptions."
+                               "graph_optimization_level = ORT_ENABLE_BASIC), where ONNX "
+                               "Runtime keeps standard operators", source=source, field="node")
+        elif node.domain not in ("", "ai.onnx"):
+            raise ProblemError(f"node {nn!r} ({node.domain}.{node.op_type}): operators of "
+                               f"domain {node.domain!r} have no shape inference; export the "
+                               "model with standard ONNX operators only", source=source,
                                field="node")
     _schedule(graph, source)
+    weights = _detach_weights(onnx, graph)
+    consumers: dict[str, str] = {}
     for i, node in enumerate(graph.node):
         for t in node.input:
             consumers.setdefault(t, f"node {_node_name(node, i)!r} ({node.op_type})")
-    _set_dims(model, dims, consumers, source)
+    apply_dims(model, dims, shapes, set(weights), consumers, source)
     _check(onnx, model, source)
-    _strip_weights(onnx, graph)
-    try:
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
-                                                  data_prop=True)
-    except Exception as e:  # onnx raises InferenceError and others; all mean "bad model"
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ProblemError(f"shape inference failed: {first}", source=source,
-                           field="shape") from None
-    return _build(onnx, model, source, name if name is not None else Path(source).stem)
+    keep = {vi.name for vi in graph.output}
+    opset = _default_opset(model)
+    for _ in range(64):  # each round resolves one more link of shape arithmetic
+        model = _infer(onnx, model, source, opset, contrib)
+        if not fold_constants(onnx, model, opset, keep):
+            break
+        _forget_unknown_dims(model)
+    return _build(onnx, model, source, name if name is not None else Path(source).stem,
+                  weights)
 
 
 def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str]:
@@ -246,9 +310,13 @@ def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str
     shape = []
     for k, dim in enumerate(tt.shape.dim):
         if not dim.HasField("dim_value"):
-            if dim.dim_param and not dim.dim_param.startswith("unk__"):
-                missing = (f"symbolic dimension {dim.dim_param!r}; give it with dims="
-                           f"{{{dim.dim_param!r}: N}} (cpplan extract --dim {dim.dim_param}=N)")
+            p = dim.dim_param
+            if p and not p.startswith("unk__") and p.isidentifier():
+                missing = (f"symbolic dimension {p!r}; give it with dims={{{p!r}: N}} "
+                           f"(cpplan extract --dim {p}=N)")
+            elif p and not p.startswith("unk__"):
+                missing = (f"the exporter's expression {p!r}, whose symbols are not all given "
+                           "(give the graph inputs' dimensions with --dim or --input-shape)")
             else:  # shape inference names the dimensions it cannot compute unk__<k>
                 missing = "it cannot be inferred: it depends on values known only at run time"
             raise ProblemError(f"{what}: dimension {k} unknown ({missing})", source=source,
@@ -263,7 +331,8 @@ def _has_shape(types: dict[str, Any], name: str) -> bool:
             and vi.type.tensor_type.HasField("shape"))
 
 
-def _build(onnx, model, source: str, name: str) -> Graph:
+def _build(onnx, model, source: str, name: str,
+           weights: Mapping[str, tuple[tuple[int, ...], int]]) -> Graph:
     graph = model.graph
     types: dict[str, Any] = {}
     for vi in [*graph.input, *graph.value_info, *graph.output]:
@@ -274,6 +343,11 @@ def _build(onnx, model, source: str, name: str) -> Graph:
         dtype = ONNX_DTYPES.get(onnx.TensorProto.DataType.Name(t.data_type), "uint8")
         g.add_constant(t.name, tuple(t.dims), dtype)
         constant.add(t.name)
+    for w, (dims, elem) in weights.items():
+        if w not in constant:
+            g.add_constant(w, dims, ONNX_DTYPES.get(onnx.TensorProto.DataType.Name(elem),
+                                                    "uint8"))
+            constant.add(w)
     for vi in graph.input:
         if vi.name in constant:
             continue  # IR < 4 lists initializers among the inputs
@@ -287,11 +361,11 @@ def _build(onnx, model, source: str, name: str) -> Graph:
         names.add(nn)
         ins = [t for t in node.input if t]
         outs = [t for t in node.output if t]
-        if node.op_type not in _RANDOM and all(t in constant for t in ins):
+        if node.op_type not in RANDOM_OPS and all(t in constant for t in ins):
             for o in outs:  # folded: made once, before the run
                 shape, dtype = _tensor_type(onnx, types.get(o),
                                             f"node {nn!r} ({node.op_type}) output {o!r}", source)
-                g.add_constant(o, shape, dtype)
+                g.add_constant(o, shape, dtype, derived_from=ins)
                 constant.add(o)
             continue
         if node.op_type == "Dropout" and len(outs) > 1 and ins and not _has_shape(types, outs[1]):
@@ -312,6 +386,9 @@ def _build(onnx, model, source: str, name: str) -> Graph:
             kw["inplace"] = tuple(k for k in idx if k < len(ins) and ins[k] not in constant)
             if node.op_type == "BatchNormalization" and len(outs) > 1:
                 kw["inplace"] = ()  # training mode also writes running statistics
+            if (node.op_type == "Cast" and ins and ins[0] in g.tensors
+                    and element_bytes(g.tensors[ins[0]].dtype) != element_bytes(out_types[0][2])):
+                kw["inplace"] = ()  # ONNX Runtime casts in place only between equal sizes
         if node.op_type in VIEW_OPS and ins and ins[0] not in constant:
             kw["view"] = True
         if node.op_type == "Concat" and out_types:
@@ -339,6 +416,7 @@ def extract_onnx(
     path: str | Path,
     *,
     dims: Mapping[str, int] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     inputs_in_arena: bool = False,
     in_place: bool = False,
     concat_in_place: bool = False,
@@ -353,11 +431,13 @@ def extract_onnx(
     version, ``dims``) in ``meta["source"]`` unless ``source`` is given."""
     from .to_problem import to_problem
 
-    graph = load_onnx(path, dims=dims, name=name)
+    graph = load_onnx(path, dims=dims, input_shapes=input_shapes, name=name)
     if source is None:
         source = onnx_source(path)
     if dims:
         source = {**source, "dims": dict(dims)}
+    if input_shapes:
+        source = {**source, "input_shapes": {k: list(v) for k, v in input_shapes.items()}}
     return to_problem(graph, inputs_in_arena=inputs_in_arena, in_place=in_place,
                       concat_in_place=concat_in_place, views=views, alignment=alignment,
                       source=source, command=command)

@@ -90,8 +90,7 @@ def to_problem(
     used = set(pool.values())
     pools = tuple(Pool(p) for p in (ARENA, INPUTS) if p in used) or (Pool(ARENA),)
 
-    read = {t for op in graph.operators for t in op.inputs}
-    constants = [t for t in tensors.values() if t.role == "constant" and t.name in read]
+    constants = graph.stored_constants()
     info: dict[str, Any] = {
         "cpplan_version": __version__,
         "source": source,
@@ -109,7 +108,8 @@ def to_problem(
         "workspaces": {"count": n_ws, "bytes": ws_bytes},
         "constants": {
             "where": "not planned: weights and constants are read-only and stay outside the "
-                     "arena (the model's constant section)",
+                     "arena (the model's constant section); constants computed from others "
+                     "before the run count as the ones they are computed from",
             "count": len(constants),
             "bytes": sum(t.size for t in constants),
             "tensors": {t.name: t.size for t in constants},

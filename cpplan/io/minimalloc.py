@@ -7,13 +7,19 @@ bytes, plus optional ``alignment`` and ``hint`` columns. Its solutions are the s
 writes exactly that, so plans pass between the two tools. Like MiniMalloc, an ``end`` column
 (instead of ``upper``) is inclusive, so 1 is added to it; ``begin``/``start`` stand for ``lower``
 and ``buffer``/``buffer_id`` for ``id``. MiniMalloc's ``gaps`` column (sub-lifetimes where a
-buffer is idle) is refused with a clear error rather than silently ignored; other unknown columns
-are ignored, as MiniMalloc does. cpplan also reads an optional ``hint`` column.
+buffer is idle) reads when its cells are empty (no gaps, as MiniMalloc's ``FromCsvWithEmptyGaps``);
+a buffer with gaps is refused with a clear error naming its line, never silently ignored. Other
+unknown columns are ignored, as MiniMalloc does. cpplan also reads an optional ``hint`` column.
 
-What CSV cannot hold: pools, capacities, fixed offsets, aliases. A problem read from CSV has
-one unbounded pool; the capacity MiniMalloc is asked for is given separately (``--capacity``).
-In a plan file the ``offset`` column is the plan; cpplan adds a ``pool`` column only when the
-problem has more than one pool. Column names are matched without regard to case.
+An ``offset`` column in a *problem* file fixes those buffers' offsets, as MiniMalloc's
+``FromCsv`` does (google/minimalloc ``tests/converter_test.cc``, ``FromCsvWithSolution``); an
+empty cell leaves that buffer free (MiniMalloc refuses empty cells). Read as a *plan*
+(:func:`read_plan`), the same column is the plan.
+
+What CSV cannot hold: several pools with capacities, aliases. A problem read from CSV has one
+unbounded pool (or the pools its ``pool`` column names); the capacity MiniMalloc is asked for is
+given separately (``--capacity``). cpplan adds a ``pool`` column to a plan only when the problem
+has more than one pool. Column names are matched without regard to case.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ __all__ = ["read_problem", "read_plan", "write_problem", "write_plan", "problem_
 _SYNONYMS = {"begin": "lower", "start": "lower", "end": "upper", "buffer": "id",
              "buffer_id": "id"}
 _REQUIRED = ("id", "lower", "upper", "size")
-_KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool")
+_KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool", "gaps")
 
 
 def _rows(text: str, source: str):
@@ -54,9 +60,6 @@ def _rows(text: str, source: str):
             raise FormatError(f"header has no {c!r} column (got {lines[k].strip()!r}); "
                               "expected id,lower,upper,size", source=source, line=k + 1,
                               field="header")
-    if "gaps" in header:
-        raise FormatError("MiniMalloc's 'gaps' column is not supported; express idle periods "
-                          "as aliases in cpplan JSON", source=source, line=k + 1, field="header")
     if len(set(header)) != len(header):
         raise FormatError("a column appears twice", source=source, line=k + 1, field="header")
     col = {c: i for i, c in enumerate(header) if c in _KNOWN}
@@ -68,6 +71,11 @@ def _rows(text: str, source: str):
         if len(cells) != width:
             raise FormatError(f"expected {width} fields, got {len(cells)}", source=source, line=n)
         row = {c: cells[i] for c, i in col.items()}
+        if row.get("gaps"):
+            raise FormatError(f"{row['gaps']!r}: MiniMalloc's gaps (idle periods of a "
+                              "buffer) are not supported yet; express them as aliases in cpplan "
+                              "JSON", source=source, line=n, field="gaps",
+                              buffer=row.get("id") or None)
         if inclusive_end:
             row["upper"] = _plus_one(row["upper"])
         yield n, row
@@ -91,8 +99,13 @@ def _int(cell: str, field: str, source: str, line: int, buffer: str | None) -> i
     return int(cell)
 
 
-def parse_problem(text: str, *, source: str = "<csv>", name: str = "") -> tuple[Problem, dict]:
-    """Problem from CSV text, and the per-buffer ``offset``/``pool`` cells if the file had them."""
+def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
+                  fixed_offsets: bool = False) -> tuple[Problem, dict]:
+    """Problem from CSV text, and the per-buffer ``offset``/``pool`` cells if the file had them.
+
+    With ``fixed_offsets`` the ``offset`` cells become the buffers' fixed offsets (in the pool of
+    their ``pool`` cell, if any), as MiniMalloc reads a problem; otherwise they are only returned.
+    """
     buffers: list[Buffer] = []
     seen: dict[str, int] = {}
     solution: dict[str, tuple[str | None, int]] = {}
@@ -111,18 +124,22 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "") -> tuple[
         hint = None
         if row.get("hint") not in (None, "", "-1"):
             hint = _int(row["hint"], "hint", source, line, bid)
+        pool = row.get("pool") or None
+        if pool and pool not in pools:
+            pools.append(pool)
+        offset = None
+        if row.get("offset") not in (None, ""):
+            offset = _int(row["offset"], "offset", source, line, bid)
+            solution[bid] = (pool, offset)
+        fixed = {} if not fixed_offsets or offset is None else {
+            "offset": offset, "pools": (pool,) if pool else ()}
         try:
             buffers.append(Buffer(bid, kw["size"], kw["lower"], kw["upper"], alignment=align,
-                                  hint=hint))
+                                  hint=hint, **fixed))
         except ProblemError as e:
             field = {"start": "lower", "end": "upper"}.get(e.field or "", e.field)
             raise FormatError(e.reason, source=source, line=line, field=field,
                               buffer=bid) from None
-        if row.get("offset") not in (None, ""):
-            pool = row.get("pool") or None
-            if pool and pool not in pools:
-                pools.append(pool)
-            solution[bid] = (pool, _int(row["offset"], "offset", source, line, bid))
     problem_pools = tuple(Pool(p) for p in pools) if pools else (Pool(),)
     try:
         problem = Problem(tuple(buffers), problem_pools, name=name)
@@ -134,10 +151,10 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "") -> tuple[
 
 
 def read_problem(path: str | Path) -> Problem:
-    """Problem from a MiniMalloc CSV file (an ``offset`` column, if any, is ignored)."""
+    """Problem from a MiniMalloc CSV file; an ``offset`` column fixes those offsets."""
     path = Path(path)
     text = read_text(path)
-    return parse_problem(text, source=str(path), name=path.stem)[0]
+    return parse_problem(text, source=str(path), name=path.stem, fixed_offsets=True)[0]
 
 
 def read_plan(path: str | Path, problem: Problem) -> Plan:
@@ -160,6 +177,9 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
         if bid not in problem.index:
             raise FormatError("not a buffer of the problem (is this the plan of another "
                               "problem?)", source=str(path), line=line, field="id", buffer=bid)
+        if not row["offset"]:
+            raise FormatError("missing: a plan gives every buffer an offset", source=str(path),
+                              line=line, field="offset", buffer=bid)
         off = _int(row["offset"], "offset", str(path), line, bid)
         pool = row.get("pool") or problem.candidates(bid)[0]
         placements[bid] = Placement(pool, off)

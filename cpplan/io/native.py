@@ -16,6 +16,10 @@ A plan file::
      "seconds": 1.2, "lower_bound": 1024, "objective": 1024, "gap": 0.0,
      "heights": {"default": 1024}, "explanation": "", "stats": {...},
      "placements": [{"id": "x", "pool": "default", "offset": 0}, ...]}
+
+An infeasible plan has no placements and may carry ``"conflict": {"buffers": [...],
+"irreducible": true, "how": "exact"}``: buffers that cannot fit together. A plan's ``heights``
+are what a runtime allocates: they are kept as stated and checked against the offsets.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, ProblemError
-from ..plan import STATUSES, Placement, Plan
+from ..plan import STATUSES, Conflict, Placement, Plan
 from ..problem import Alias, Buffer, Pool, Problem
 from .atomic import write_text_atomic
 from .text import read_text
@@ -99,10 +103,11 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
     data = _header(data, "problem", source)
     try:
         pools = []
-        for p in _expect(data.get("pools", [{"name": "default"}]), list, "pools", source):
-            p = _fields(p, _POOL_FIELDS, "pool", source)
+        for k, p in enumerate(_expect(data.get("pools", [{"name": "default"}]), list, "pools",
+                                      source)):
+            p = _fields(p, _POOL_FIELDS, f"pools[{k}]", source)
             if "name" not in p:
-                raise FormatError("missing", source=source, field="pool name")
+                raise FormatError("missing", source=source, field=f"pools[{k}].name")
             pools.append(Pool(p["name"], p.get("capacity"), p.get("alignment", 1),
                               p.get("cost", 1)))
         buffers = []
@@ -136,7 +141,7 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    return {
+    out = {
         "format": "cpplan-plan", "version": VERSION, "planner": plan.planner,
         "status": plan.status, "seconds": round(plan.seconds, 6),
         "lower_bound": plan.lower_bound, "objective": plan.objective, "gap": plan.gap,
@@ -144,10 +149,20 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "placements": [{"id": k, "pool": v.pool, "offset": v.offset}
                        for k, v in plan.placements.items()],
     }
+    if plan.conflict is not None:
+        c = plan.conflict
+        out["conflict"] = {"buffers": list(c.buffers), "irreducible": c.irreducible,
+                           "how": c.how}
+    return out
 
 
 def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Plan:
-    """The plan in ``data`` for ``problem`` (heights recomputed; not checked)."""
+    """The plan in ``data`` for ``problem``, not checked.
+
+    The file's ``heights`` are kept as stated (a runtime allocates what the plan says), so that
+    :func:`cpplan.check` reports a stated height that disagrees with the offsets; without a
+    ``heights`` field they are computed from the offsets.
+    """
     data = _header(data, "plan", source)
     status = data.get("status", "feasible")
     if status not in STATUSES:
@@ -171,7 +186,8 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
         placements[bid] = Placement(str(pool), off)
     if status == "infeasible":
         return Plan.infeasible(problem, str(data.get("explanation", "")),
-                               planner=str(data.get("planner", "")))
+                               planner=str(data.get("planner", "")),
+                               conflict=_conflict(data.get("conflict"), problem, source))
     lb = data.get("lower_bound")
     if lb is not None and (isinstance(lb, bool) or not isinstance(lb, int)):
         raise FormatError(f"must be an integer or null, got {lb!r}", source=source,
@@ -184,10 +200,40 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
                       seconds=float(seconds), lower_bound=lb,
                       status="feasible" if status == "optimal" else status,
                       explanation=str(data.get("explanation", "")), stats=stats)
+    if "heights" in data:
+        plan = _stated_heights(plan, problem, data["heights"], source)
     # A file's claim of optimality is kept only when its own numbers support it.
     if status == "optimal" and lb is not None and plan.objective <= lb:
         plan = plan.with_record(status="optimal")
     return plan
+
+
+def _conflict(data: Any, problem: Problem, source: str) -> Conflict | None:
+    if data is None:
+        return None
+    data = _fields(data, {"buffers", "irreducible", "how"}, "conflict", source)
+    ids = _expect(data.get("buffers", []), list, "conflict.buffers", source)
+    for bid in ids:
+        if str(bid) not in problem.index:
+            raise FormatError("not a buffer of the problem", source=source, buffer=str(bid),
+                              field="conflict")
+    return Conflict(tuple(map(str, ids)), bool(data.get("irreducible", False)),
+                    str(data.get("how", "")))
+
+
+def _stated_heights(plan: Plan, problem: Problem, heights: Any, source: str) -> Plan:
+    """``plan`` with the heights its file states (every pool of the problem, integers)."""
+    heights = _expect(heights, dict, "heights", source)
+    for name, h in heights.items():
+        if name not in problem.pool_index:
+            raise FormatError(f"no pool {name!r} in the problem", source=source,
+                              field="heights")
+        if isinstance(h, bool) or not isinstance(h, int):
+            raise FormatError(f"must be an integer, got {h!r}", source=source, pool=name,
+                              field="heights")
+    stated = {p.name: heights.get(p.name, 0) for p in problem.pools}
+    objective = sum(p.cost * stated[p.name] for p in problem.pools)
+    return plan.with_record(heights=stated, objective=objective)
 
 
 def _load(path: Path) -> Any:

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ..blocks import make_blocks
+from ..blocks import Blocks, make_blocks
 from ..deadline import tick
 from ..plan import Plan
 from ..planners.placer import capacity_error
@@ -26,6 +26,14 @@ def plan(problem: Problem, **options: object) -> Plan:
     """
     started = time.perf_counter()
     blocks = make_blocks(problem)
+    pool_of, offset = stack(blocks)
+    return blocks.to_plan(pool_of, offset, planner="naive", started=started)
+
+
+def stack(blocks: Blocks) -> tuple[np.ndarray, np.ndarray]:
+    """The naive placement of ``blocks`` as (pool, scaled offset) arrays, in one pass: fixed
+    blocks at their offsets, every other block stacked above its pool's top, at the next aligned
+    offset. Raises :class:`CapacityError` as :func:`plan` does. The solver's last resort."""
     n = len(blocks)
     pool_of = np.zeros(n, np.int64)
     offset = np.zeros(n, np.int64)
@@ -46,7 +54,7 @@ def plan(problem: Problem, **options: object) -> Plan:
                 break
         else:
             raise capacity_error(blocks, i, "naive")
-    return blocks.to_plan(pool_of, offset, planner="naive", started=started)
+    return pool_of, offset
 
 
 def _fixed_pool(blocks, i: int) -> int:

@@ -3,7 +3,8 @@
 Reproduces tensorflow/tflite-micro,
 ``tensorflow/lite/micro/memory_planner/greedy_memory_planner.cc``
 (``GreedyMemoryPlanner::CalculateOffsetsIfNeeded``) with the size rounding of
-``tensorflow/lite/micro/micro_allocation_info.cc``.
+``tensorflow/lite/micro/micro_allocation_info.cc``. Its height equals the arena head TFLM's own
+interpreter reports on every model of ``instances/tflite/`` (``tests/runtimes/test_tflm.py``).
 """
 
 from __future__ import annotations

@@ -58,14 +58,14 @@ def relu_model(tmp_path: Path, shape, name="m.onnx") -> Path:
 
 
 def test_missing_shape_names_the_input_and_its_reader(tmp_path):
-    with pytest.raises(ProblemError, match=r"graph input 'x' \(read by node 'act' \(Relu\)\) "
-                                           r"has no shape"):
+    with pytest.raises(ProblemError, match=r"graph input shapes unknown: 'x' \(read by node "
+                                           r"'act' \(Relu\)\) has no shape.*--input-shape x="):
         load_onnx(relu_model(tmp_path, None))
 
 
 def test_symbolic_dims_need_values(tmp_path):
     path = relu_model(tmp_path, ["batch", 8])
-    with pytest.raises(ProblemError, match=r"'x'.*dimension 0 \('batch'\) is unknown.*--dim "
+    with pytest.raises(ProblemError, match=r"'x' dimension 0 \('batch'\); give them with --dim "
                                            r"batch=N"):
         load_onnx(path)
     g = load_onnx(path, dims={"batch": 3})
@@ -127,6 +127,108 @@ def test_initializers_are_constants_and_folded(tmp_path):
                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [w], path=path)
     p = extract_onnx(path, in_place=True)
     assert [b.id for b in p.buffers] == ["x", "y"]
+    # a small constant expression is evaluated: its value replaces the weight it came from
     assert p.meta["constants"]["tensors"] == {"nw": 16}
     assert p.meta["source"]["sha256"] and p.meta["source"]["bytes"] == path.stat().st_size
     assert p.meta["options"]["in_place"] is True
+
+
+def test_weights_count_once_through_folded_operators(tmp_path):
+    """A weight read directly and through a Transpose computed before the run counts once; a
+    ConstantOfShape expanded from a few bytes counts as itself."""
+    path = tmp_path / "tied.onnx"
+    w = helper.make_tensor("w", TensorProto.FLOAT, [64, 100], [0.5] * 6400)
+    shape = helper.make_tensor("s", TensorProto.INT64, [2], [64, 64])
+    make_model([helper.make_node("Transpose", ["w"], ["wt"], name="t"),
+                helper.make_node("ConstantOfShape", ["s"], ["ones"], name="c",
+                                 value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+                helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+                helper.make_node("MatMul", ["y", "wt"], ["z"], name="mm2"),
+                helper.make_node("MatMul", ["z", "ones"], ["out"], name="mm3")],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+               [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 64])], [w, shape],
+               path=path)
+    p = extract_onnx(path)
+    assert p.meta["constants"]["tensors"] == {"w": 25600, "ones": 16384}
+    assert [b.id for b in p.buffers] == ["x", "y", "z", "out"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("s50", 128), ("Min(512, s50)", 128), ("Max(1, s0)", 3), ("2*s0 + 1", 7),
+    ("s50//2", 64), ("(s0 - 1)*s50", 256), ("s50/2", 64), ("s0/2", None), ("s9 + 1", None),
+    ("__import__('os')", None), ("s0 - 4", None), ("Min(512", None),
+])
+def test_dimension_expressions(text, value):
+    from cpplan.graph.onnx_dims import evaluate_dim
+
+    assert evaluate_dim(text, {"s0": 3, "s50": 128}) == value
+
+
+def test_constant_shape_arithmetic_is_evaluated(tmp_path):
+    """Shape -> Gather -> Concat and ConstantOfShape -> Mul -> Equal -> Where feed an Expand,
+    as TorchScript exports write them: every value is known, so the Expand's shape is too."""
+    i64 = TensorProto.INT64
+
+    def const(name, values, dims=None):
+        return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+            name + "_v", i64, [len(values)] if dims is None else dims, values))
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        const("one", [1], []),
+        helper.make_node("Gather", ["shape", "one"], ["seq"], axis=0),
+        const("axes", [0]),
+        helper.make_node("Unsqueeze", ["seq", "axes"], ["seq1"]),
+        const("four", [4]),
+        helper.make_node("Concat", ["four", "seq1"], ["target"], axis=0),
+        const("len", [2]),
+        helper.make_node("ConstantOfShape", ["len"], ["ones"],
+                         value=helper.make_tensor("o", i64, [1], [1])),
+        const("minus", [-1], []),
+        helper.make_node("Mul", ["ones", "minus"], ["neg"]),
+        helper.make_node("Equal", ["target", "neg"], ["is_neg"]),
+        helper.make_node("Where", ["is_neg", "ones", "target"], ["final"]),
+        helper.make_node("Expand", ["x", "final"], ["y"], name="expand"),
+        helper.make_node("Relu", ["y"], ["z"], name="relu"),
+    ]
+    path = tmp_path / "chain.onnx"
+    make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6])],
+               [helper.make_tensor_value_info("z", TensorProto.FLOAT, [None, None])], path=path)
+    g = load_onnx(path)
+    assert [op.op_type for op in g.operators] == ["Expand", "Relu"]
+    assert g.tensors["y"].shape == (4, 6) and g.tensors["z"].size == 4 * 6 * 4
+
+
+def test_external_weights_absent_and_another_folder(tmp_path, monkeypatch):
+    """Weights in M.onnx.data: the model extracts from any folder, data file there or not."""
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(__import__("numpy").ones((64, 64), "float32"), "w")
+    folder = tmp_path / "models"
+    folder.mkdir()
+    model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 64])], [w])
+    onnx.save(model, str(folder / "m.onnx"), save_as_external_data=True,
+              location="m.onnx.data", size_threshold=0)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    with_data = extract_onnx(folder / "m.onnx")
+    (folder / "m.onnx.data").unlink()
+    without = extract_onnx(folder / "m.onnx")
+    assert [b.size for b in with_data.buffers] == [b.size for b in without.buffers] == [512, 512]
+    assert without.meta["constants"]["tensors"] == {"w": 64 * 64 * 4}
+
+
+def test_cast_in_place_only_between_equal_element_sizes(tmp_path):
+    path = tmp_path / "cast.onnx"
+    make_model([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                helper.make_node("Cast", ["r"], ["i"], name="same", to=TensorProto.INT32),
+                helper.make_node("Cast", ["i"], ["h"], name="half", to=TensorProto.FLOAT16)],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+               [helper.make_tensor_value_info("h", TensorProto.FLOAT16, [4, 4])], path=path)
+    ops = {op.name: op for op in load_onnx(path).operators}
+    assert ops["same"].inplace == (0,) and ops["half"].inplace == ()
+    p = extract_onnx(path, in_place=True)
+    assert {(a.buffer, a.root) for a in p.aliases} == {("i", "r")}

@@ -39,9 +39,24 @@ def test_column_names_and_order(tmp_path):
     assert p.buffers == (Buffer("x", 8, 4, 5),)
 
 
-def test_gaps_are_refused():
-    with pytest.raises(FormatError, match="line 1: header: .*gaps"):
-        parse("id,lower,upper,size,gaps\n")
+def test_empty_gaps_read_and_gaps_are_refused():
+    assert parse("id,lower,upper,size,gaps\na,0,2,8,\n").buffers == (Buffer("a", 8, 0, 2),)
+    with pytest.raises(FormatError, match="line 3, buffer 'b': gaps: '1-2'.*not supported"):
+        parse("id,lower,upper,size,gaps\na,0,2,8,\nb,0,4,8,1-2\n")
+
+
+def test_an_offset_column_fixes_offsets_in_a_problem(tmp_path):
+    """MiniMalloc reads offsets in a problem as fixed; an empty cell leaves the buffer free."""
+    path = tmp_path / "p.csv"
+    path.write_text("id,lower,upper,size,alignment,offset\na,0,3,16,8,8\nb,2,4,8,1,\n")
+    problem = read_problem(path)
+    assert problem.buffers == (Buffer("a", 16, 0, 3, alignment=8, offset=8), Buffer("b", 8, 2, 4))
+    path.write_text("id,lower,upper,size,alignment,offset\na,0,3,16,8,4\n")
+    with pytest.raises(FormatError, match="line 2, buffer 'a': offset"):
+        read_problem(path)
+    path.write_text("id,lower,upper,size,offset\na,0,3,16,0\nb,2,4,8,8\n")
+    with pytest.raises(ProblemError, match="line 2, buffer 'a'.*overlaps fixed buffer 'b'"):
+        read_problem(path)
 
 
 # -- round trips ----------------------------------------------------------------------------------

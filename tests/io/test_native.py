@@ -191,7 +191,7 @@ def test_bad_aliases_and_pools():
     with pytest.raises(ProblemError, match="capacity 1000"):
         problem_from_dict(data)
     del data["pools"][0]["name"]
-    with pytest.raises(FormatError, match="pool name: missing"):
+    with pytest.raises(FormatError, match=r"pools\[0\].name: missing"):
         problem_from_dict(data)
 
 
@@ -262,3 +262,39 @@ def test_mutated_files_give_a_problem_or_a_clear_error(data):
         return
     plan_to_dict(back)  # whatever was read can be written
     back.summary()
+
+
+# -- stated heights -------------------------------------------------------------------------------
+
+def test_a_plan_file_keeps_its_stated_heights(tmp_path):
+    """A runtime allocates the height a plan states: reading keeps it, the checker compares."""
+    from cpplan import check
+
+    problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)), (Pool("sram", 64),))
+    plan = Plan.build(problem, {"a": ("sram", 0), "b": ("sram", 8)})
+    data = plan_to_dict(plan)
+    assert plan_from_dict(data, problem).heights == {"sram": 16}
+    assert not check(problem, plan_from_dict(data, problem))
+    for stated in (12, 20):
+        got = plan_from_dict({**data, "heights": {"sram": stated}}, problem)
+        assert got.heights == {"sram": stated} and got.objective == stated
+        (bad,) = check(problem, got)
+        assert bad.kind == "height" and "16" in bad.message and str(stated) in bad.message
+    without = {k: v for k, v in data.items() if k != "heights"}
+    assert plan_from_dict(without, problem).heights == {"sram": 16}
+    with pytest.raises(FormatError, match="heights: no pool 'dram'"):
+        plan_from_dict({**data, "heights": {"dram": 16}}, problem)
+    with pytest.raises(FormatError, match="pool 'sram': heights: must be an integer"):
+        plan_from_dict({**data, "heights": {"sram": "16"}}, problem)
+
+
+def test_an_infeasible_plan_keeps_its_conflict():
+    from cpplan.plan import Conflict
+
+    problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)), (Pool("sram", 12),))
+    plan = Plan.infeasible(problem, "too small", conflict=Conflict(("a", "b"), True, "max-load"))
+    data = json.loads(json.dumps(plan_to_dict(plan)))
+    assert data["conflict"] == {"buffers": ["a", "b"], "irreducible": True, "how": "max-load"}
+    assert plan_from_dict(data, problem).conflict == plan.conflict
+    with pytest.raises(FormatError, match="buffer 'zz': conflict"):
+        plan_from_dict({**data, "conflict": {"buffers": ["zz"]}}, problem)

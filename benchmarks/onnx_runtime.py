@@ -1,0 +1,85 @@
+"""cpplan's arena against ONNX Runtime's measured peak, on the project's real exports.
+
+    python benchmarks/onnx_runtime.py [--time-limit S] [--alignment A] [NAME ...]
+
+Needs ``pip install 'cpplan[exports]'`` (torch, torchvision, transformers, onnxscript,
+onnxruntime). Each model of ``cpplan.graph.exports.MODELS`` (or those named) is built with its
+weights in a temporary folder, then:
+
+* **ORT peak**: :func:`cpplan.runtimes.ort.measured_peak`: one run on the CPU with graph
+  optimisation off (the very graph cpplan reads), the peak of the profiler's arena figures.
+  Kernels' scratch buffers count there; graph inputs do not (the caller owns them), graph
+  outputs do.
+* **cpplan plain / rewrites**: ``cpplan extract`` (views only; then ``--in-place
+  --concat-in-place``) with every buffer aligned as ORT's allocator aligns (64 bytes), solved
+  for ``--time-limit`` seconds; the height of pool ``arena`` (graph inputs sit in a pool of their
+  own, as in ORT), with ``*`` when proven optimal.
+* **ratio**: cpplan with rewrites / ORT peak (below 1: cpplan's arena is smaller).
+
+With optimisation off ONNX Runtime computes at run time what cpplan folds before it (shape
+arithmetic; a QDQ model's ``DequantizeLinear`` of every weight, whose float copies then sit in
+its arena): the ORT figure is what a user who turns optimisation off pays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cpplan.graph.exports import MODELS, build
+from cpplan.graph.onnx import extract_onnx
+from cpplan.plan import check
+from cpplan.runtimes.ort import example_feeds, measured_peak
+from cpplan.solve import solve
+
+ALIGNMENT = 64  # ORT's kAllocAlignment
+
+
+def cpplan_arena(path: Path, e, time_limit: float, alignment: int, **rewrites):
+    shapes = {n: s for n, (s, _) in e.inputs.items()} if e.variant == "dynamic" else None
+    problem = extract_onnx(path, input_shapes=shapes, alignment=alignment, **rewrites)
+    plan = solve(problem, time_limit=time_limit)
+    assert not check(problem, plan), f"{path}: invalid plan"
+    return plan.heights.get("arena", 0), plan.status == "optimal"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help="models to run (default: all)")
+    ap.add_argument("--time-limit", type=float, default=10.0)
+    ap.add_argument("--alignment", type=int, default=ALIGNMENT)
+    args = ap.parse_args()
+    chosen = [e for e in MODELS if not args.names or e.name in args.names]
+    print(f"{'model':<34}{'ORT peak':>11}{'cpplan plain':>14}{'cpplan rewrites':>17}"
+          f"{'ratio':>7}{'s':>6}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for e in chosen:
+            t = time.perf_counter()
+            folder = Path(tmp) / e.name
+            try:
+                path = build(e, folder)
+            except Exception as err:  # the exporter's limit
+                print(f"{e.name:<34}export failed: {type(err).__name__}", flush=True)
+                continue
+            try:
+                ort = measured_peak(path, example_feeds(e.inputs))
+            except Exception as err:
+                first = (str(err).strip().splitlines() or [""])[0][:60]
+                print(f"{e.name:<34}ONNX Runtime failed: {first}", flush=True)
+                continue
+            plain, p_opt = cpplan_arena(path, e, args.time_limit, args.alignment)
+            rw, r_opt = cpplan_arena(path, e, args.time_limit, args.alignment, in_place=True,
+                                     concat_in_place=True)
+            print(f"{e.name:<34}{ort:>11}{plain:>13}{'*' if p_opt else ' '}"
+                  f"{rw:>16}{'*' if r_opt else ' '}{rw / ort if ort else 0:>7.3f}"
+                  f"{time.perf_counter() - t:>6.1f}", flush=True)
+    print("* proven optimal; ratio = cpplan with rewrites / ORT peak")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
