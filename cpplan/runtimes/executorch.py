@@ -123,10 +123,12 @@ def _control_flow_steps(graph_module: Any) -> list[tuple[str, int]]:
 
 
 def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
-                       extra_padding: int = 0, *, name: str = "") -> tuple[Problem, list[Any]]:
+                       extra_padding: int = 0, *, name: str = "",
+                       hints: dict[int, int] | None = None) -> tuple[Problem, list[Any]]:
     """The problem ExecuTorch's planner faces with ``specs``, and the spec of each buffer (in
     the order of ``problem.buffers``; ``None`` for reserved space). Realigns the specs to
-    ``alignment`` as ExecuTorch's algorithms do. See the module docstring for the mapping."""
+    ``alignment`` as ExecuTorch's algorithms do. See the module docstring for the mapping.
+    ``hints``: ``id(spec) -> offset``, the buffers' hints (a warm start)."""
     specs = list(specs)
     names = spec_names(graph_module)
     n_nodes = len(graph_module.graph.nodes)
@@ -155,8 +157,10 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
             raise CpplanError(f"ExecuTorch tensor {bid!r} has no lifetime")
         mem_id = root_mem_id(spec)
         mem_ids.add(mem_id)
+        hint = None if hints is None else hints.get(id(spec))
         buffers.append(Buffer(bid, int(spec.allocated_memory), int(first), int(last) + 1,
-                              alignment=int(spec.alignment), pools=(pool_name(mem_id),)))
+                              alignment=int(spec.alignment), pools=(pool_name(mem_id),),
+                              hint=hint))
         if spec.storage_base is not None:
             base = ids.get(id(spec.storage_base))
             if base is None:
@@ -231,7 +235,8 @@ class CpplanAlgorithm:
     never returned) and appends an :class:`ArenaReport` per arena to ``arenas``, the problem
     to ``problems`` and its checked plan to ``plans``. ``compare_greedy`` also runs
     ExecuTorch's greedy on the same specs (it changes nothing) so that every report says what
-    the default would have allocated.
+    the default would have allocated, and gives its offsets to the buffers as hints, from which
+    solve starts.
     """
 
     __name__ = "cpplan"
@@ -258,13 +263,17 @@ class CpplanAlgorithm:
         from executorch.exir.memory_planning import MemoryAlgoResult, SpecAllocResult, greedy
 
         specs = list(specs)
-        greedy_sizes = None
+        greedy_sizes = hints = None
         if self.compare_greedy:
-            greedy_sizes = greedy(alignment, specs, graph_module, graph_signature,
-                                  extra_padding).bufsizes
+            # ExecuTorch's greedy plan is also every buffer's hint: solve starts from it when it
+            # is valid, so cpplan's arena is never larger than greedy's, whatever the problem's
+            # size.
+            theirs = greedy(alignment, specs, graph_module, graph_signature, extra_padding)
+            greedy_sizes = theirs.bufsizes
+            hints = {id(spec): int(r.mem_offset) for spec, r in theirs.spec_dict.items()}
         graph = len(self.problems)
         problem, owners = problem_from_specs(specs, graph_module, alignment, extra_padding,
-                                             name=f"graph{graph}")
+                                             name=f"graph{graph}", hints=hints)
         placements: dict[str, Placement] = {}
         reports = []
         for pool in problem.pools:

@@ -191,6 +191,20 @@ def test_mutable_state_and_inputs_left_to_the_runtime(alloc_graph_input):
         assert torch.equal(ours.execute([x])[0], theirs.execute([x])[0])
 
 
+def test_never_above_greedy_even_with_a_weak_solver():
+    """ExecuTorch's greedy plan is every buffer's hint: with only the no-reuse planner and no
+    exact search, cpplan's arena is still no larger than greedy's."""
+    from cpplan.planners.registry import get as planner
+
+    torch.manual_seed(0)
+    edge = et.edge_program(export(Accumulate().eval(), (torch.randn(4, 8),)))
+    mpp = et.memory_planning_pass(time_limit=1, planners=["naive"], exact=False)
+    et.lower(edge, mpp)
+    problem, arena = mpp.cpplan.problems[-1], mpp.arenas[-1]
+    assert planner("naive")(problem).heights["mem1"] > arena.greedy_bytes
+    assert arena.bytes <= arena.greedy_bytes
+
+
 # -- the checks have teeth ---------------------------------------------------------------------
 def all_at_zero(problem, **options):
     """A planner gone wrong: every buffer at offset 0 (never checked)."""
