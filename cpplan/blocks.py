@@ -27,7 +27,7 @@ import numpy as np
 
 from .load import objective_lower_bound
 from .plan import Placement, Plan, ensure_valid
-from .problem import Problem, lcm
+from .problem import Problem
 
 __all__ = ["Blocks", "make_blocks"]
 
@@ -80,7 +80,7 @@ class Blocks:
     def align_in(self, i: int, pool: int) -> int:
         """Scaled alignment of block ``i`` when it lands in ``pool``."""
         a, p = int(self.alignment[i]), int(self.pool_alignment[pool])
-        return a * p // math.gcd(a, p)
+        return math.lcm(a, p)
 
     def components(self) -> list[np.ndarray]:
         """Block indices grouped into components that share no moment, in time order."""
@@ -217,7 +217,7 @@ def make_blocks(problem: Problem) -> Blocks:
         for k in range(nb):
             ms = ml[mp[k]:mp[k + 1]]
             ds = dl[mp[k]:mp[k + 1]]
-            b_align[k] = max(lcm(int(align[m]) for m in ms) // g, 1)
+            b_align[k] = max(math.lcm(*(int(align[m]) for m in ms)) // g, 1)
             rc = cand[ms[0]]
             allowed = set(rc)
             for m in ms[1:]:

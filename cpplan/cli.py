@@ -6,17 +6,37 @@ output (writers are atomic). ``cpplan check`` exits 1 when the plan is invalid.
 
 from __future__ import annotations
 
-import functools
-import json
-import os
 import signal
 import sys
-from collections.abc import Callable
-from typing import Any
+import threading
 
-import click
+_interrupted = False
 
-from .errors import CpplanError
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """Ctrl-C: remember it (an interrupt inside a compiled module's import surfaces as an
+    ImportError), then interrupt as Python does."""
+    global _interrupted
+    _interrupted = True
+    signal.default_int_handler(signum, frame)
+
+
+# Installed before anything heavy is imported, so that a Ctrl-C at start-up is one line too.
+if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, _on_sigint)
+try:
+    import functools
+    import json
+    import os
+    from collections.abc import Callable
+    from typing import Any
+
+    import click
+
+    from .errors import CpplanError
+except KeyboardInterrupt:
+    sys.stderr.write("cpplan: interrupted\n")
+    sys.exit(130)
 
 EXIT_USAGE = 2
 
@@ -56,14 +76,6 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     return wrapper
 
-
-_interrupted = False
-
-
-def _on_sigint(signum: int, frame: Any) -> None:
-    global _interrupted
-    _interrupted = True
-    signal.default_int_handler(signum, frame)
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -164,7 +176,8 @@ def info(problem_file: str, as_json: bool) -> None:
                f"{blocks.scale}")
     for p in data["pools"]:
         cap = "unbounded" if p["capacity"] is None else f"capacity {p['capacity']}"
-        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({p['live']} blocks live)"
+        live = f"{p['live']} block{'s' if p['live'] != 1 else ''} live"
+        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({live})"
         click.echo(f"pool {p['name']}: {cap}, alignment {p['alignment']}, cost {p['cost']}; "
                    f"max-load {p['max_load']}{at}")
     if "total_load" in data:
@@ -512,7 +525,6 @@ def executorch(model: str, output: str, time_limit: float, alignment: int) -> No
 def run() -> None:
     """The ``cpplan`` command's entry point: :func:`main`, with Ctrl-C at any moment (start-up
     included) one line and exit code 130."""
-    signal.signal(signal.SIGINT, _on_sigint)
     try:
         main()
     except KeyboardInterrupt:
