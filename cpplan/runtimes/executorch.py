@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CpplanError
+from ..errors import CpplanError, missing_extra
 from ..plan import Placement, Plan, ensure_valid
 from ..problem import Alias, Buffer, Pool, Problem
 
@@ -373,10 +373,11 @@ def memory_planning_pass(time_limit: float = 10.0, alignment: int = DEFAULT_ALIG
 def load_exported(path: str | Path) -> Any:
     """The ExportedProgram saved at ``path`` with ``torch.export.save``."""
     try:
+        import executorch.exir  # noqa: F401  (lowering needs it: say so before any work)
         import torch
-    except ImportError:
-        raise CpplanError('ExecuTorch programs need the extra: pip install "cpplan[executorch]"'
-                          ) from None
+    except ImportError as e:
+        raise missing_extra("planning ExecuTorch programs (.pt2)", e.name or "executorch",
+                            "executorch") from None
     path = Path(path)
     if not path.is_file():
         raise CpplanError(f"{path}: no such file")
