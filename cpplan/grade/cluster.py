@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CpplanError, missing_extra
-from .job import Job, Outcome, failed, finish, prepare, run_job
+from .job import Job, Outcome, failed, finish, prepare, run_job, user_sources
 from .results import InstanceReport
 from .specs import PlannerSpec
 
@@ -42,7 +42,7 @@ def connect(cluster: Any) -> tuple[Any, bool]:
     if isinstance(cluster, distributed.Client):
         return cluster, False
     try:
-        return distributed.Client(cluster, timeout="20s"), True
+        return distributed.Client(cluster), True  # waits distributed.comm.timeouts.connect
     except (OSError, TimeoutError, ValueError) as e:
         raise CpplanError(f"cannot reach the Dask scheduler at {cluster}: {e}") from None
 
@@ -78,6 +78,7 @@ def run_cluster(paths: list[Path], names: list[str], specs: list[PlannerSpec], *
     from distributed import as_completed
 
     run = uuid.uuid4().hex[:8]
+    sources = user_sources(specs)  # read once, here: the workers never read the user's files
     window = max(2, 2 * sum(client.nthreads().values()))
     todo = iter(range(len(paths)))
     in_flight: dict[Any, tuple[int, Job, float]] = {}  # future -> (index, job, client seconds)
@@ -89,7 +90,7 @@ def run_cluster(paths: list[Path], names: list[str], specs: list[PlannerSpec], *
             try:
                 job = prepare(paths[k], specs, name=names[k], time_limit=time_limit,
                               cache_dir=cache_dir, planner_time_limit=planner_time_limit,
-                              ship_sources=True)
+                              sources=sources)
             except Exception as e:  # unreadable instance: failed here, nothing to send
                 finish_one(k, failed(names[k], paths[k], e, time.perf_counter() - started))
                 continue

@@ -11,7 +11,7 @@ a worker needs neither the instance file, nor the user's ``file.py``, nor the ca
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,9 +58,11 @@ class Outcome:
 
 def prepare(path: str | Path, planners: Sequence[PlannerSpec], *, name: str,
             time_limit: float, cache_dir: str | Path | None,
-            planner_time_limit: float | None = None, ship_sources: bool = False) -> Job:
+            planner_time_limit: float | None = None,
+            sources: Mapping[str, str] | None = None) -> Job:
     """The job of grading ``planners`` on the problem file ``path``; raises if the file cannot
-    be read. ``ship_sources`` puts the text of the user's ``file.py`` planners in the job."""
+    be read. ``sources`` (target -> text, from :func:`user_sources`) go in the job, for a
+    worker that has not the user's ``file.py`` planners."""
     from ..io import read_problem
 
     problem = read_problem(path)
@@ -69,11 +71,13 @@ def prepare(path: str | Path, planners: Sequence[PlannerSpec], *, name: str,
     if time_limit > 0 and cache_dir is not None:
         cached = load_cached(Path(cache_dir), key, ENGINE, time_limit)
     specs = tuple(s for s in planners if s.kind != "plans")
-    sources = {}
-    if ship_sources:
-        sources = {s.target: text for s in specs if (text := user_source(s)) is not None}
     return Job(name, str(path), problem, key, specs, time_limit, planner_time_limit, cached,
-               sources)
+               dict(sources or {}))
+
+
+def user_sources(planners: Sequence[PlannerSpec]) -> dict[str, str]:
+    """The text of the user's ``file.py`` planners among ``planners``, by target."""
+    return {s.target: text for s in planners if (text := user_source(s)) is not None}
 
 
 def run_job(job: Job, workers: int = 2) -> Outcome:

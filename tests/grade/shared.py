@@ -4,9 +4,11 @@ and planners a user could write for the failure tests (``tests.grade.shared:NAME
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from cpplan import Buffer, Problem, write_problem
+from cpplan.grade import Reference, Report
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_FIT = f"ff={ROOT / 'examples' / 'first_fit.py'}:plan"
@@ -49,3 +51,14 @@ def pooled(problem: Problem) -> dict:
         out[b.id] = (problem.pools[0].name, top)
         top += b.size
     return out
+
+
+def without_times(report: Report) -> Report:
+    """``report`` with every time set to 0: what a local and a cluster run must share."""
+    def ref(r: Reference | None) -> Reference | None:
+        return None if r is None else replace(r, seconds=0.0)
+
+    return replace(report, seconds=0.0, instances=tuple(
+        replace(i, seconds=0.0, reference=ref(i.reference),
+                results=tuple(replace(r, seconds=0.0) for r in i.results))
+        for i in report.instances))
