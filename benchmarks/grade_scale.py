@@ -69,7 +69,7 @@ def main() -> None:
         return
     for workers in (1, 2):
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                      host="127.0.0.1", dashboard_address=None) as cluster, \
+                                      host="127.0.0.1", dashboard_address=":0") as cluster, \
                 distributed.Client(cluster) as client:
             report, seconds = timed(paths, args.planner, args.time_limit, cluster=client)
         row(f"LocalCluster, {workers} worker{'s' * (workers > 1)}", report, seconds)

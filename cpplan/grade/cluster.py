@@ -13,7 +13,9 @@ at once.
 A job that raises costs its instance (reported as the same error a local run gives); a job that
 kills its worker is retried on others by the scheduler up to its ``allowed-failures`` (Dask's
 default 3), then its instance is reported as failed; the other instances carry on. Ctrl-C (any
-exception in the client) cancels the jobs still on the cluster.
+exception in the client) cancels the jobs on the cluster: none starts any more, and those
+running (Dask cannot interrupt a running task) finish their reference solve, at most
+``time_limit`` seconds, for nothing.
 """
 
 from __future__ import annotations

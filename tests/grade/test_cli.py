@@ -29,3 +29,15 @@ def test_cli_grade_writes_markdown(instances: list[Path], tmp_path: Path) -> Non
     assert result.exit_code == 2 and "unknown planner 'nosuch'" in result.output
     result = CliRunner().invoke(main, ["grade", str(instances[0]), "-p", "nosuchmod:fn"])
     assert result.exit_code == 2 and "cannot import 'nosuchmod'" in result.output
+
+
+def test_a_cluster_without_the_extra_says_how_to_install_it(instances: list[Path],
+                                                              monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    result = CliRunner().invoke(main, ["grade", str(instances[0]), "-p", "naive", "-q",
+                                       "--cluster", "tcp://127.0.0.1:8786"])
+    assert result.exit_code == 2
+    assert result.output.startswith("cpplan: error: grading on a cluster needs the distributed "
+                                    "package: pip install \".[distributed]\"")

@@ -30,7 +30,7 @@ def cluster():
     with (dask.config.set({"distributed.scheduler.allowed-failures": 0,
                            "distributed.scheduler.worker-saturation": 1.0}),
           distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None) as c):
+                                   host="127.0.0.1", dashboard_address=":0") as c):
         yield c
 
 
