@@ -81,12 +81,15 @@ def run_cluster(paths: list[Path], names: list[str], specs: list[PlannerSpec], *
 
     run = uuid.uuid4().hex[:8]
     sources = user_sources(specs)  # read once, here: the workers never read the user's files
-    window = max(2, 2 * sum(client.nthreads().values()))
     todo = iter(range(len(paths)))
     in_flight: dict[Any, tuple[int, Job, float]] = {}  # future -> (index, job, client seconds)
     done = as_completed()
 
-    def submit_next() -> None:
+    def window() -> int:  # workers may join or leave while the run goes on
+        return max(2, 2 * sum(client.nthreads().values()))
+
+    def submit_next() -> bool:
+        """Send the next readable instance; ``False`` when there is none left."""
         for k in todo:
             started = time.perf_counter()
             try:
@@ -99,11 +102,16 @@ def run_cluster(paths: list[Path], names: list[str], specs: list[PlannerSpec], *
             future = client.submit(_remote, job, key=f"cpplan-grade-{run}-{k}", pure=False)
             in_flight[future] = (k, job, time.perf_counter() - started)
             done.add(future)
-            return
+            return True
+        return False
+
+    def fill() -> None:
+        limit = window()
+        while len(in_flight) < limit and submit_next():
+            pass
 
     try:
-        for _ in range(window):
-            submit_next()
+        fill()
         for future in done:
             k, job, seconds = in_flight.pop(future)
             started = time.perf_counter()
@@ -115,7 +123,7 @@ def run_cluster(paths: list[Path], names: list[str], specs: list[PlannerSpec], *
                                 seconds + time.perf_counter() - started)
             future.release()
             finish_one(k, report)
-            submit_next()
+            fill()
     finally:
         if in_flight:
             client.cancel(list(in_flight), force=True)
