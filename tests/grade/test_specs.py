@@ -45,3 +45,17 @@ def test_plan_files_are_matched_by_instance_name(instances: list[Path], tmp_path
     cells = [i.results[0].outcome for i in report.instances]
     assert cells == ["ok", "missing"]
     assert report.planners == ("plans:plans",)
+
+
+def test_every_name_of_the_one_file_grader_is_still_there() -> None:
+    # What `from cpplan.grade import ...` gave before grading became a package (run_cli, the
+    # CLI's glue, moved into cpplan.cli).
+    names = ["PlannerSpec", "Reference", "Result", "InstanceReport", "PlannerSummary", "Report",
+             "parse_planner", "default_planners", "find_instances", "problem_key", "reference",
+             "cached_plan", "grade", "grade_instance", "plan_file_for", "as_plan",
+             "default_cache_dir", "Progress", "OUTCOMES", "load_function", "ENGINE", "SOLVES",
+             "PlanError", "CpplanError", "CapacityError"]
+    missing = [n for n in names if not hasattr(grading, n)]
+    assert not missing
+    assert callable(grading.grade) and callable(grading.reference)
+    assert isinstance(grading.SOLVES, int)
