@@ -347,16 +347,51 @@ def planners(family: str | None) -> None:
               help="Cache of exact results [default: $CPPLAN_CACHE or .cpplan-cache].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT",
+              help="Grade on this Dask scheduler (pip install \".[distributed]\"); --jobs is "
+                   "then ignored.")
 @user_errors
 def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tuple[str, ...],
           time_limit: float, jobs: int, planner_time_limit: float | None, fmt: str | None,
-          output: str | None, cache: str | None, no_cache: bool, quiet: bool) -> None:
-    """Grade allocators against the optimum over INSTANCES (problem files or directories)."""
-    from .grade import run_cli
+          output: str | None, cache: str | None, no_cache: bool, quiet: bool,
+          cluster: str | None) -> None:
+    """Grade allocators against the optimum over INSTANCES (problem files or directories).
 
-    run_cli(instances, planners, plan_dirs, time_limit=time_limit, jobs=jobs, fmt=fmt,
-            output=output, cache=cache, no_cache=no_cache, quiet=quiet,
-            planner_time_limit=planner_time_limit)
+    The report goes to stdout or -o; exit 1 when some instance could not be graded (the report
+    still lists the others)."""
+    from pathlib import Path
+
+    from .grade import Progress, default_cache_dir, default_planners, parse_planner
+    from .grade import grade as grade_all
+
+    specs = [parse_planner(p) for p in planners] if planners else default_planners()
+    specs += [parse_planner(f"plans:{folder}") for folder in plan_dirs]
+    if not specs:
+        raise CpplanError("no planners to grade: no replica is registered; name one with "
+                          "--planner")
+    if fmt is None:
+        fmt = {".csv": "csv", ".json": "json"}.get(Path(output).suffix.lower() if output else "",
+                                                   "md")
+    cache_dir = None if no_cache else Path(cache) if cache else default_cache_dir()
+    report = grade_all(instances, specs, time_limit=time_limit, jobs=jobs, cache_dir=cache_dir,
+                       progress=None if quiet else Progress(),
+                       planner_time_limit=planner_time_limit, cluster=cluster)
+    text = {"md": report.to_markdown, "csv": report.to_csv, "json": report.to_json}[fmt]()
+    if output:
+        from .io.atomic import write_text_atomic
+
+        write_text_atomic(output, text)
+        if not quiet:
+            click.echo(f"wrote {output}: {len(report.planners)} planners on "
+                       f"{len(report.instances)} instances", err=True)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    if report.failed:
+        click.echo(f"cpplan: {len(report.failed)} of {len(report.instances)} instances could not "
+                   "be graded: " + "; ".join(f"{i.name}: {i.error.splitlines()[0]}"
+                                              for i in report.failed[:3]), err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -375,11 +410,41 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
 @user_errors
 def plot(problem_file: str, plan_file: str | None, output: str, planner: str | None,
          time_limit: float, color_by: str, size: str) -> None:
-    """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool."""
-    from .plot import run_cli
+    """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool.
 
-    run_cli(problem_file, plan_file, output, planner=planner, time_limit=time_limit,
-            color_by=color_by, size=size)
+    Without PLAN, one is made now (--planner, else the exact reference, from the grader's cache
+    when it holds one)."""
+    from .io import read_plan, read_problem
+    from .plan import check
+    from .plot import save_plot
+
+    try:
+        width, height = (int(v) for v in size.lower().split("x"))
+    except ValueError:
+        raise CpplanError(f"--size must be WIDTHxHEIGHT in pixels, got {size!r}") from None
+    problem = read_problem(problem_file)
+    if plan_file is not None:
+        if planner is not None:
+            raise CpplanError("give a PLAN file or --planner, not both")
+        plan = read_plan(plan_file, problem)
+    elif planner is not None:
+        from .planners import get
+
+        plan = get(planner)(problem)
+    else:
+        from .grade import cached_plan, default_cache_dir, reference
+
+        cache = default_cache_dir()
+        reference(problem, time_limit=time_limit, cache_dir=cache)
+        plan = cached_plan(problem, cache)
+        if plan is None:
+            raise CpplanError("the exact reference found no plan (is the problem infeasible?)")
+    bad = check(problem, plan)
+    if bad:
+        click.echo(f"cpplan: warning: the plan is invalid ({len(bad)} violations, first: "
+                   f"{bad[0]}); drawn anyway", err=True)
+    save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
+    click.echo(f"wrote {output}: {plan.summary()}", err=True)
 
 
 @main.command()

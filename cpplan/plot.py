@@ -247,44 +247,6 @@ def save_plot(problem: Problem, plan: Plan, path: str | Path, *, width: int = 16
     return path
 
 
-def run_cli(problem_file: str, plan_file: str | None, output: str, *, planner: str | None,
-            time_limit: float, color_by: str, size: str) -> None:
-    """``cpplan plot``: draw the plan in ``plan_file``, or one made now (``planner``, else the
-    exact reference, from the grader's cache when it holds one)."""
-    import sys
-
-    from .io import read_plan, read_problem
-    from .plan import check
-
-    try:
-        width, height = (int(v) for v in size.lower().split("x"))
-    except ValueError:
-        raise CpplanError(f"--size must be WIDTHxHEIGHT in pixels, got {size!r}") from None
-    problem = read_problem(problem_file)
-    if plan_file is not None:
-        if planner is not None:
-            raise CpplanError("give a PLAN file or --planner, not both")
-        plan = read_plan(plan_file, problem)
-    elif planner is not None:
-        from .planners import get
-
-        plan = get(planner)(problem)
-    else:
-        from .grade import cached_plan, default_cache_dir, reference
-
-        cache = default_cache_dir()
-        reference(problem, time_limit=time_limit, cache_dir=cache)
-        plan = cached_plan(problem, cache)
-        if plan is None:
-            raise CpplanError("the exact reference found no plan (is the problem infeasible?)")
-    bad = check(problem, plan)
-    if bad:
-        print(f"cpplan: warning: the plan is invalid ({len(bad)} violations, first: {bad[0]}); "
-              "drawn anyway", file=sys.stderr)
-    save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
-    print(f"wrote {output}: {plan.summary()}", file=sys.stderr)
-
-
 def plot_grade(report: Any, *, cap: float = 2.0, figsize: tuple[float, float] | None = None,
                dpi: int = 100) -> Any:
     """A leaderboard at a glance: a grid of planners (rows, best first) by instances (columns),

@@ -96,11 +96,9 @@ def _import_onnx():
 
 
 def file_digest(path: str | Path) -> str:
-    h = hashlib.sha256()
+    """The SHA-256 of the file's bytes (hex)."""
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _read(onnx, path: str):
