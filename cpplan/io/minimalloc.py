@@ -6,10 +6,13 @@ bytes, plus optional ``alignment`` and ``hint`` columns. Its solutions are the s
 ``offset`` column (google/minimalloc ``src/converter.cc``, ``FromCsv``/``ToCsv``). cpplan reads and
 writes exactly that, so plans pass between the two tools. Like MiniMalloc, an ``end`` column
 (instead of ``upper``) is inclusive, so 1 is added to it; ``begin``/``start`` stand for ``lower``
-and ``buffer``/``buffer_id`` for ``id``. MiniMalloc's ``gaps`` column (sub-lifetimes where a
-buffer is idle) reads when its cells are empty (no gaps, as MiniMalloc's ``FromCsvWithEmptyGaps``);
-a buffer with gaps is refused with a clear error naming its line, never silently ignored. Other
-unknown columns are ignored, as MiniMalloc does. cpplan also reads an optional ``hint`` column.
+and ``buffer``/``buffer_id`` for ``id``. MiniMalloc's ``gaps`` column holds a buffer's gaps
+(:class:`cpplan.problem.Gap`), separated by spaces: ``lower-upper`` (the buffer occupies nothing
+then) or ``lower-upper@lo:hi`` (only bytes ``[lo, hi)`` of it), lifetimes as the buffer's (with an
+``end`` column the gap's upper is inclusive too); an empty cell means no gaps. cpplan writes the
+column when some buffer has gaps, after ``alignment`` and ``hint``, as MiniMalloc's ``ToCsv``
+does. Other unknown columns are ignored, as MiniMalloc does. cpplan also reads an optional
+``hint`` column.
 
 An ``offset`` column in a *problem* file fixes those buffers' offsets, as MiniMalloc's
 ``FromCsv`` does (google/minimalloc ``tests/converter_test.cc``, ``FromCsvWithSolution``); an
@@ -30,7 +33,7 @@ from pathlib import Path
 
 from ..errors import FormatError, PlanError, ProblemError
 from ..plan import Placement, Plan
-from ..problem import Buffer, Pool, Problem
+from ..problem import Buffer, Gap, Pool, Problem
 from .atomic import write_text_atomic
 from .text import read_text
 
@@ -71,14 +74,9 @@ def _rows(text: str, source: str):
         if len(cells) != width:
             raise FormatError(f"expected {width} fields, got {len(cells)}", source=source, line=n)
         row = {c: cells[i] for c, i in col.items()}
-        if row.get("gaps"):
-            raise FormatError(f"{row['gaps']!r}: MiniMalloc's gaps (idle periods of a "
-                              "buffer) are not supported yet; express them as aliases in cpplan "
-                              "JSON", source=source, line=n, field="gaps",
-                              buffer=row.get("id") or None)
         if inclusive_end:
             row["upper"] = _plus_one(row["upper"])
-        yield n, row
+        yield n, row, inclusive_end
 
 
 # Plain decimal integers only: Python's int() also takes "1_000", non-ASCII digits and
@@ -91,12 +89,41 @@ def _plus_one(cell: str) -> str:
 
 
 def _int(cell: str, field: str, source: str, line: int, buffer: str | None) -> int:
+    if cell.isdigit() and cell.isascii() and len(cell) <= 30:  # the common case, fast
+        return int(cell)
     if not _INTEGER.fullmatch(cell.strip()):
         digits = cell.strip().isascii() and cell.strip().isdigit()
         what = "too many digits" if digits else "not an integer"
         raise FormatError(f"{what}: {cell[:40]!r}", source=source, line=line, field=field,
                           buffer=buffer)
     return int(cell)
+
+
+_GAP = re.compile(r"([0-9]{1,30})-([0-9]{1,30})(?:@([0-9]{1,30}):([0-9]{1,30}))?")
+
+
+def _gaps(cell: str, inclusive_end: bool, lifetime: tuple[int, int], source: str, line: int,
+          buffer: str) -> tuple[Gap, ...]:
+    """A ``gaps`` cell: ``lower-upper`` or ``lower-upper@lo:hi``, separated by spaces (checked
+    against the buffer when it is built).
+
+    MiniMalloc accepts gaps reaching beyond the buffer's lifetime (its converter test
+    ``FromCsvWithGaps`` has one) and they mean nothing there, the buffer being dead: they are
+    clipped to the lifetime (dropped when wholly outside). cpplan's own model refuses them.
+    """
+    out = []
+    for text in cell.split():
+        m = _GAP.fullmatch(text)
+        if m is None:
+            raise FormatError(f"{text[:40]!r} is not a gap: expected lower-upper or "
+                              "lower-upper@lo:hi, separated by spaces", source=source, line=line,
+                              field="gaps", buffer=buffer)
+        lo, up, wlo, whi = m.groups()
+        window = None if wlo is None else (int(wlo), int(whi))
+        start, end = max(int(lo), lifetime[0]), min(int(up) + inclusive_end, lifetime[1])
+        if start < end or int(lo) >= int(up) + inclusive_end:  # (an empty gap is reported)
+            out.append(Gap(start, end, window))
+    return tuple(out)
 
 
 def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
@@ -110,7 +137,7 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
     seen: dict[str, int] = {}
     solution: dict[str, tuple[str | None, int]] = {}
     pools: list[str] = []
-    for line, row in _rows(text, source):
+    for line, row, inclusive in _rows(text, source):
         bid = row["id"]
         if not bid:
             raise FormatError("empty id", source=source, line=line, field="id")
@@ -133,6 +160,9 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
             solution[bid] = (pool, offset)
         fixed = {} if not fixed_offsets or offset is None else {
             "offset": offset, "pools": (pool,) if pool else ()}
+        if row.get("gaps"):
+            fixed["gaps"] = _gaps(row["gaps"], inclusive, (kw["lower"], kw["upper"]), source,
+                                  line, bid)
         try:
             buffers.append(Buffer(bid, kw["size"], kw["lower"], kw["upper"], alignment=align,
                                   hint=hint, **fixed))
@@ -166,7 +196,7 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
     text = read_text(path)
     placements: dict[str, Placement] = {}
     saw_offset = False
-    for line, row in _rows(text, str(path)):
+    for line, row, _ in _rows(text, str(path)):
         if "offset" not in row:
             raise FormatError("a plan needs an 'offset' column", source=str(path), line=1,
                               field="header")
@@ -195,6 +225,8 @@ def problem_to_csv(problem: Problem) -> str:
         extra.append("alignment")
     if any(b.hint is not None for b in problem.buffers):
         extra.append("hint")
+    if any(b.gaps for b in problem.buffers):
+        extra.append("gaps")
     out.write(",".join(("id", "lower", "upper", "size", *extra)) + "\n")
     for b in problem.buffers:
         row = [b.id, str(b.start), str(b.end), str(b.size)]
@@ -202,6 +234,10 @@ def problem_to_csv(problem: Problem) -> str:
             row.append(str(b.alignment))
         if "hint" in extra:
             row.append("-1" if b.hint is None else str(b.hint))
+        if "gaps" in extra:
+            row.append(" ".join(f"{g.start}-{g.end}" + ("" if g.window is None else
+                                                        f"@{g.window[0]}:{g.window[1]}")
+                                for g in b.gaps))
         out.write(",".join(row) + "\n")
     return out.getvalue()
 
