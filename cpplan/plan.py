@@ -277,6 +277,8 @@ def _overlaps(problem: Problem, plan: Plan, limit: int | None) -> list[Violation
         seen: set[tuple[int, int]] = set()
         for x, y in find_overlaps(rects, limit=limit):
             if owner is not members:  # pieces of the same two buffers are one violation
+                if owner[x] > owner[y]:
+                    x, y = y, x  # (named in problem order)
                 if (owner[x], owner[y]) in seen:
                     continue
                 seen.add((owner[x], owner[y]))

@@ -39,10 +39,12 @@ def test_column_names_and_order(tmp_path):
     assert p.buffers == (Buffer("x", 8, 4, 5),)
 
 
-def test_empty_gaps_read_and_gaps_are_refused():
+def test_empty_gaps_read_and_gaps_are_read():
     assert parse("id,lower,upper,size,gaps\na,0,2,8,\n").buffers == (Buffer("a", 8, 0, 2),)
-    with pytest.raises(FormatError, match="line 3, buffer 'b': gaps: '1-2'.*not supported"):
-        parse("id,lower,upper,size,gaps\na,0,2,8,\nb,0,4,8,1-2\n")
+    got = parse("id,lower,upper,size,gaps\na,0,2,8,\nb,0,4,8,1-2 2-3@0:4\n").buffers[1]
+    assert got == Buffer("b", 8, 0, 4, gaps=((1, 2), (2, 3, 0, 4)))
+    with pytest.raises(FormatError, match="line 3, buffer 'b': gaps: '1:2' is not a gap"):
+        parse("id,lower,upper,size,gaps\na,0,2,8,\nb,0,4,8,1:2\n")
 
 
 def test_an_offset_column_fixes_offsets_in_a_problem(tmp_path):
