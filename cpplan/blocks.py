@@ -7,9 +7,10 @@ bytes its live members cover. A plain buffer is a block with one piece.
 
 Preprocessing that every planner shares (DESIGN.md, "The exact engine"):
 
-* **gcd scaling**: sizes, displacements, gap windows, alignments, fixed offsets and hints are divided by their
-  greatest common divisor ``scale``; capacities are floored (every offset and end is a multiple
-  of ``scale``, so ``end <= capacity`` iff ``end / scale <= capacity // scale``).
+* **gcd scaling**: sizes, displacements, gap windows, alignments, fixed offsets and hints are
+  divided by their greatest common divisor ``scale``; capacities are floored (every offset and
+  end is a multiple of ``scale``, so ``end <= capacity`` iff ``end / scale <= capacity //
+  scale``).
 * **time compression**: steps are replaced by their rank among the distinct piece starts and
   ends; overlap in time is unchanged.
 * **components**: groups of blocks that share no moment can be planned independently.

@@ -163,11 +163,13 @@ class Buffer:
     gaps: tuple[Gap, ...] = ()
 
     def __post_init__(self) -> None:
+        # Checks run per buffer on inputs of 10^5 buffers: the common case (plain ints, a str id,
+        # no pools) takes the cheap tests first.
         bid = self.id
-        if isinstance(bid, Integral) and not isinstance(bid, bool):
+        if type(bid) is not str and isinstance(bid, Integral) and not isinstance(bid, bool):
             bid = str(int(bid))
             object.__setattr__(self, "id", bid)
-        if not isinstance(bid, str) or not bid:
+        if not bid or not isinstance(bid, str):
             raise ProblemError("must be a non-empty string", buffer=str(bid), field="id")
         size = _integer(self.size, "size", buffer=bid)
         if size < 0:
@@ -182,27 +184,35 @@ class Buffer:
             raise ProblemError(f"must be a positive integer, got {align}", buffer=bid,
                                field="alignment")
         pools = self.pools
-        if isinstance(pools, str):
-            pools = (pools,)
-        pools = tuple(pools)
-        if any(not isinstance(p, str) or not p for p in pools):
-            raise ProblemError(f"must be pool names, got {pools!r}", buffer=bid, field="pools")
-        if len(set(pools)) != len(pools):
-            raise ProblemError(f"lists a pool twice: {pools!r}", buffer=bid, field="pools")
-        for name, value in (("offset", self.offset), ("hint", self.hint)):
-            if value is not None:
-                v = _integer(value, name, buffer=bid)
-                if v < 0:
-                    raise ProblemError(f"must be >= 0, got {v}", buffer=bid, field=name)
-                object.__setattr__(self, name, v)
-        if self.offset is not None and self.offset % align:
-            raise ProblemError(f"{self.offset} is not a multiple of the alignment {align}",
-                               buffer=bid, field="offset")
-        object.__setattr__(self, "size", size)
-        object.__setattr__(self, "start", start)
-        object.__setattr__(self, "end", end)
-        object.__setattr__(self, "alignment", align)
-        object.__setattr__(self, "pools", pools)
+        if pools != ():  # (empty: any pool)
+            if isinstance(pools, str):
+                pools = (pools,)
+            pools = tuple(pools)
+            if any(not isinstance(p, str) or not p for p in pools):
+                raise ProblemError(f"must be pool names, got {pools!r}", buffer=bid,
+                                   field="pools")
+            if len(set(pools)) != len(pools):
+                raise ProblemError(f"lists a pool twice: {pools!r}", buffer=bid, field="pools")
+            object.__setattr__(self, "pools", pools)
+        if self.offset is not None or self.hint is not None:
+            for name, value in (("offset", self.offset), ("hint", self.hint)):
+                if value is not None:
+                    v = _integer(value, name, buffer=bid)
+                    if v < 0:
+                        raise ProblemError(f"must be >= 0, got {v}", buffer=bid, field=name)
+                    object.__setattr__(self, name, v)
+            if self.offset is not None and self.offset % align:
+                raise ProblemError(f"{self.offset} is not a multiple of the alignment {align}",
+                                   buffer=bid, field="offset")
+        # (_integer returns plain ints as they are; anything else was converted)
+        if size is not self.size:
+            object.__setattr__(self, "size", size)
+        if start is not self.start:
+            object.__setattr__(self, "start", start)
+        if end is not self.end:
+            object.__setattr__(self, "end", end)
+        if align is not self.alignment:
+            object.__setattr__(self, "alignment", align)
         if self.gaps:
             object.__setattr__(self, "gaps", self._checked_gaps())
         elif not isinstance(self.gaps, tuple):

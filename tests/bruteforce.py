@@ -1,8 +1,9 @@
 """The exhaustive reference: the best objective of a small problem, by trying every placement.
 
 It shares no code with cpplan's planners, blocks or bounds; only :class:`cpplan.Problem` (the
-input) is read. A buffer's gaps are read step by step (one unit rectangle per step of life). Every block (a root buffer and the buffers aliased into it) tries every candidate
-pool and every offset that meets its members' alignments, its root's pool alignment and its
+input) is read; a buffer's gaps are read step by step (one unit rectangle per step of life).
+Every block (a root buffer and the buffers aliased into it) tries every candidate pool and every
+offset that meets its members' alignments, its root's pool alignment and its
 fixed offset, from 0 up to a stacking height ``S_p``; branch and bound on the objective prunes.
 
 Why ``S_p`` loses nothing: take any valid plan and restack pool ``p``'s free blocks above its

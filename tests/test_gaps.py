@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from cpplan import Buffer, Gap, Pool, Problem, ProblemError, check, make_blocks, objective_lower_bound
+from cpplan import (
+    Buffer,
+    Gap,
+    Pool,
+    Problem,
+    ProblemError,
+    check,
+    make_blocks,
+    objective_lower_bound,
+)
 from cpplan.exact.control import Control
 from cpplan.exact.dfs import fit
 from cpplan.io import read_problem, write_plan, write_problem
@@ -113,7 +122,8 @@ def test_every_planner_gives_a_checked_plan(problem):
 @given(gapped)
 def test_dfs_never_claims_infeasible_wrongly_and_its_plans_are_valid(problem):
     pool = problem.pools[0]
-    problem = problem.replace(pools=(Pool(pool.name, None, pool.alignment, 1),))  # objective: height
+    # Cost 1: the objective is the height.
+    problem = problem.replace(pools=(Pool(pool.name, None, pool.alignment, 1),))
     truth = brute_force(problem).objective
     blocks = make_blocks(problem)
     ids = np.arange(len(blocks))
@@ -215,7 +225,7 @@ def test_bad_gaps_in_csv_name_the_line(tmp_path, cell, message):
     path.write_text(f"id,lower,upper,size,gaps\na,0,10,8,\nb,0,10,8,{cell}\n")
     with pytest.raises(ProblemError) as e:
         read_problem(path)
-    assert f"p.csv line 3, buffer 'b': gaps" in str(e.value) and message in str(e.value), \
+    assert "p.csv line 3, buffer 'b': gaps" in str(e.value) and message in str(e.value), \
         str(e.value)
 
 

@@ -22,8 +22,6 @@ from tests import minimalloc_cases as mm
 from tests.bruteforce import fits as brute_fits
 
 
-
-
 def cases(items) -> list:
     return [pytest.param(c, id=c.name.replace(" ", "-")) for c in items]
 

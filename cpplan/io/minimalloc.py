@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import FormatError, PlanError, ProblemError
@@ -46,7 +47,9 @@ _REQUIRED = ("id", "lower", "upper", "size")
 _KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool", "gaps")
 
 
-def _rows(text: str, source: str):
+def _table(text: str, source: str) -> tuple[dict[str, int], bool, Iterator[tuple[int, list[str]]]]:
+    """The known columns' positions, whether ``upper`` is an inclusive ``end``, and the rows:
+    ``(line number, stripped cells)``, blank lines skipped, widths checked."""
     lines = text.splitlines()
     # The first non-empty line is the header.
     k = 0
@@ -66,17 +69,18 @@ def _rows(text: str, source: str):
     if len(set(header)) != len(header):
         raise FormatError("a column appears twice", source=source, line=k + 1, field="header")
     col = {c: i for i, c in enumerate(header) if c in _KNOWN}
-    width = len(header)
-    for n, raw in enumerate(lines[k + 1:], start=k + 2):
-        if not raw.strip():
-            continue
-        cells = [c.strip() for c in raw.split(",")]
+    return col, inclusive_end, _cells(lines, k + 1, len(header), source)
+
+
+def _cells(lines: list[str], first: int, width: int, source: str
+           ) -> Iterator[tuple[int, list[str]]]:
+    for n, raw in enumerate(lines[first:], start=first + 1):
+        cells = raw.split(",")
         if len(cells) != width:
+            if not raw.strip():  # (a blank line has one cell; a header has at least four)
+                continue
             raise FormatError(f"expected {width} fields, got {len(cells)}", source=source, line=n)
-        row = {c: cells[i] for c, i in col.items()}
-        if inclusive_end:
-            row["upper"] = _plus_one(row["upper"])
-        yield n, row, inclusive_end
+        yield n, [c.strip() for c in cells]
 
 
 # Plain decimal integers only: Python's int() also takes "1_000", non-ASCII digits and
@@ -137,35 +141,38 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
     seen: dict[str, int] = {}
     solution: dict[str, tuple[str | None, int]] = {}
     pools: list[str] = []
-    for line, row, inclusive in _rows(text, source):
-        bid = row["id"]
+    col, inclusive, rows = _table(text, source)
+    ci, cl, cu, cs = col["id"], col["lower"], col["upper"], col["size"]
+    ca, ch, cp, co, cg = (col.get(c, -1) for c in ("alignment", "hint", "pool", "offset", "gaps"))
+    for line, cells in rows:
+        bid = cells[ci]
         if not bid:
             raise FormatError("empty id", source=source, line=line, field="id")
         if bid in seen:
             raise FormatError(f"duplicate id (first on line {seen[bid]})", source=source,
                               line=line, field="id", buffer=bid)
         seen[bid] = line
-        kw = {f: _int(row[f], f, source, line, bid) for f in ("lower", "upper", "size")}
-        align = _int(row["alignment"], "alignment", source, line, bid) if row.get(
-            "alignment") else 1
+        lower = _int(cells[cl], "lower", source, line, bid)
+        upper = _int(_plus_one(cells[cu]) if inclusive else cells[cu], "upper", source, line,
+                     bid)
+        size = _int(cells[cs], "size", source, line, bid)
+        align = _int(cells[ca], "alignment", source, line, bid) if ca >= 0 and cells[ca] else 1
         hint = None
-        if row.get("hint") not in (None, "", "-1"):
-            hint = _int(row["hint"], "hint", source, line, bid)
-        pool = row.get("pool") or None
+        if ch >= 0 and cells[ch] not in ("", "-1"):
+            hint = _int(cells[ch], "hint", source, line, bid)
+        pool = cells[cp] or None if cp >= 0 else None
         if pool and pool not in pools:
             pools.append(pool)
         offset = None
-        if row.get("offset") not in (None, ""):
-            offset = _int(row["offset"], "offset", source, line, bid)
+        if co >= 0 and cells[co]:
+            offset = _int(cells[co], "offset", source, line, bid)
             solution[bid] = (pool, offset)
         fixed = {} if not fixed_offsets or offset is None else {
             "offset": offset, "pools": (pool,) if pool else ()}
-        if row.get("gaps"):
-            fixed["gaps"] = _gaps(row["gaps"], inclusive, (kw["lower"], kw["upper"]), source,
-                                  line, bid)
+        if cg >= 0 and cells[cg]:
+            fixed["gaps"] = _gaps(cells[cg], inclusive, (lower, upper), source, line, bid)
         try:
-            buffers.append(Buffer(bid, kw["size"], kw["lower"], kw["upper"], alignment=align,
-                                  hint=hint, **fixed))
+            buffers.append(Buffer(bid, size, lower, upper, align, hint=hint, **fixed))
         except ProblemError as e:
             field = {"start": "lower", "end": "upper"}.get(e.field or "", e.field)
             raise FormatError(e.reason, source=source, line=line, field=field,
@@ -196,22 +203,23 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
     text = read_text(path)
     placements: dict[str, Placement] = {}
     saw_offset = False
-    for line, row, _ in _rows(text, str(path)):
-        if "offset" not in row:
+    col, _, rows = _table(text, str(path))
+    for line, cells in rows:
+        if "offset" not in col:
             raise FormatError("a plan needs an 'offset' column", source=str(path), line=1,
                               field="header")
         saw_offset = True
-        bid = row["id"]
+        bid = cells[col["id"]]
         if bid in placements:
             raise FormatError("duplicate id", source=str(path), line=line, field="id", buffer=bid)
         if bid not in problem.index:
             raise FormatError("not a buffer of the problem (is this the plan of another "
                               "problem?)", source=str(path), line=line, field="id", buffer=bid)
-        if not row["offset"]:
+        if not cells[col["offset"]]:
             raise FormatError("missing: a plan gives every buffer an offset", source=str(path),
                               line=line, field="offset", buffer=bid)
-        off = _int(row["offset"], "offset", str(path), line, bid)
-        pool = row.get("pool") or problem.candidates(bid)[0]
+        off = _int(cells[col["offset"]], "offset", str(path), line, bid)
+        pool = ("pool" in col and cells[col["pool"]]) or problem.candidates(bid)[0]
         placements[bid] = Placement(pool, off)
     if not saw_offset and problem.buffers:  # (the plan of a problem with no buffers is empty)
         raise FormatError("no buffers in plan", source=str(path), line=1)

@@ -11,7 +11,8 @@ A problem file::
      "aliases": [{"buffer": "y", "root": "x", "displacement": 512}, ...]}
 
 Fields at their defaults may be left out (``alignment`` 1, ``pools`` any, no ``offset``,
-``hint`` or ``gaps``; a gap without ``window`` frees all the buffer's bytes; a missing ``pools`` list at the top means one unbounded pool named ``default``).
+``hint`` or ``gaps``; a gap without ``window`` frees all the buffer's bytes; a missing ``pools``
+list at the top means one unbounded pool named ``default``).
 A plan file::
 
     {"format": "cpplan-plan", "version": 1, "planner": "...", "status": "optimal",
