@@ -164,7 +164,14 @@ class Buffer:
 
     def __post_init__(self) -> None:
         # Checks run per buffer on inputs of 10^5 buffers: the common case (plain ints, a str id,
-        # no pools) takes the cheap tests first.
+        # nothing optional) is one expression; anything else takes the checks that explain.
+        size, start, end, align = self.size, self.start, self.end, self.alignment
+        if (type(size) is int and type(start) is int and type(end) is int and type(align) is int
+                and type(self.id) is str and self.id and 0 <= size < MAX_VALUE
+                and -MAX_VALUE < start < end < MAX_VALUE and 0 < align < MAX_VALUE
+                and self.pools == () and self.offset is None and self.hint is None
+                and self.gaps == ()):
+            return
         bid = self.id
         if type(bid) is not str and isinstance(bid, Integral) and not isinstance(bid, bool):
             bid = str(int(bid))
