@@ -8,7 +8,9 @@ the buffers longer than 3 steps get one or two gaps, half of those with a window
 * ``cpplan solve in.csv -o plan.csv --time-limit T -q`` (command line, wall time): status and
   height; the plan it writes is checked (``cpplan check``).
 * ``../shared/anchors/minimalloc --capacity=H`` at cpplan's height H ("fits?", its plan checked
-  by ``cpplan check``) and, when cpplan proved H optimal, at H - 1 (it must say no).
+  by ``cpplan check``; a "no" there is marked WRONG, cpplan's checked plan being the witness)
+  and at H - 1 (where it must say no if cpplan proved H optimal; a "fits" there when cpplan did
+  not prove H is a better plan than cpplan's).
 * the exact probe in-process, ``fits at H?`` and ``at H - 1?``, with the branch-and-bound search
   racing (``dfs=True``) and with CP-SAT alone (``dfs=False``): the search packs blocks with
   several pieces by their bounding rectangle, so it cannot prove "no" for them; this measures
@@ -103,7 +105,7 @@ def main() -> int:
     if not have_anchor:
         print(f"note: {ANCHOR} is absent; MiniMalloc columns skipped")
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    print(f"{'instance':14} {'cpplan':28} {'minimalloc at H':22} {'at H-1':16} "
+    print(f"{'instance':14} {'cpplan (lower bound)':32} {'minimalloc at H':22} {'at H-1':16} "
           "probe H: dfs+cp | cp alone | H-1: dfs+cp | cp alone")
     bad = 0
     for n in args.buffers:
@@ -119,9 +121,11 @@ def main() -> int:
                     bad += 1
                     continue
                 status, height = out.split(":")[0], int(out.split("height ")[1].split(",")[0])
+                bound = out.split("lower bound ")[1].split(",")[0]
                 checked, _, _ = cli("check", str(src), str(plan), timeout=60)
                 bad += checked != 0
-                mine = f"{status:8} {height:8} {secs:6.2f}s" + ("" if checked == 0 else " INVALID")
+                mine = f"{status:8} {height:6} ({bound:>6}) {secs:5.1f}s" + (
+                    "" if checked == 0 else " INVALID")
                 at_h = at_below = "-"
                 if have_anchor:
                     verdict, msecs = minimalloc(src, height, mm, args.time_limit)
@@ -129,12 +133,15 @@ def main() -> int:
                         checked, _, _ = cli("check", str(src), str(mm), timeout=60)
                         verdict += "" if checked == 0 else " INVALID"
                         bad += checked != 0
+                    if verdict == "no":  # cpplan's checked plan fits at H: a wrong "no"
+                        verdict = "no(WRONG)"
                     at_h = f"{verdict:8} {msecs:6.2f}s"
-                    if status == "optimal":
-                        verdict, msecs = minimalloc(src, height - 1, mm, args.time_limit)
-                        bad += verdict == "fits"  # (cpplan's proof says it cannot)
-                        at_below = f"{verdict:8} {msecs:6.2f}s"
-                print(f"{problem.name:14} {mine:28} {at_h:22} {at_below:16} "
+                    verdict, msecs = minimalloc(src, height - 1, mm, args.time_limit)
+                    if verdict == "fits" and status == "optimal":  # against cpplan's proof
+                        verdict = "fits(WRONG)"
+                        bad += 1
+                    at_below = f"{verdict:8} {msecs:6.2f}s"
+                print(f"{problem.name:14} {mine:32} {at_h:22} {at_below:16} "
                       f"{probes(problem, height, args.time_limit)}", flush=True)
     return 1 if bad else 0
 
