@@ -61,6 +61,13 @@ def instance(seed: int, n: int) -> Problem:
     return Problem(tuple(buffers), name=f"gaps-{n}-{seed}")
 
 
+# Three buffers: A's bytes [8, 10) stay in use during step 1 and B, C fit side by side below
+# them (A, B at 0, C at 4: height 10). A search placing blocks in non-decreasing offset order at
+# the top of those below (MiniMalloc's) cannot reach it: C must sit above B and below A's window.
+WINDOW = Problem((Buffer("A", 10, 0, 3, gaps=[(1, 2, 8, 10)]), Buffer("B", 4, 1, 2),
+                  Buffer("C", 4, 1, 2)), name="window-3")
+
+
 def cli(*args: str, timeout: float) -> tuple[int, str, float]:
     exe = shutil.which("cpplan") or str(Path(sys.executable).with_name("cpplan"))
     t0 = time.perf_counter()
@@ -79,7 +86,10 @@ def minimalloc(src: Path, capacity: int, out: Path, timeout: float) -> tuple[str
     seconds = time.perf_counter() - t0
     if done.returncode == 0 and out.exists():
         return "fits", seconds
-    return ("no" if "search" in done.stdout + done.stderr else "error"), seconds
+    said = done.stdout + done.stderr
+    if "DEADLINE_EXCEEDED" in said:
+        return "timeout", seconds
+    return ("no" if "NOT_FOUND" in said else "error"), seconds
 
 
 def probes(problem: Problem, height: int, budget: float) -> str:
@@ -108,41 +118,40 @@ def main() -> int:
     print(f"{'instance':14} {'cpplan (lower bound)':32} {'minimalloc at H':22} {'at H-1':16} "
           "probe H: dfs+cp | cp alone | H-1: dfs+cp | cp alone")
     bad = 0
-    for n in args.buffers:
-        for seed in args.seeds:
-            problem = instance(seed, n)
-            with tempfile.TemporaryDirectory() as tmp:
-                src, plan, mm = Path(tmp) / "p.csv", Path(tmp) / "plan.csv", Path(tmp) / "mm.csv"
-                write_problem(problem, src)
-                rc, out, secs = cli("solve", str(src), "-o", str(plan), "-q", "--time-limit",
-                                    str(args.time_limit), timeout=args.time_limit + 60)
-                if rc != 0:
-                    print(f"{problem.name:14} cpplan failed: {out}")
+    todo = [WINDOW, *(instance(seed, n) for n in args.buffers for seed in args.seeds)]
+    for problem in todo:
+        with tempfile.TemporaryDirectory() as tmp:
+            src, plan, mm = Path(tmp) / "p.csv", Path(tmp) / "plan.csv", Path(tmp) / "mm.csv"
+            write_problem(problem, src)
+            rc, out, secs = cli("solve", str(src), "-o", str(plan), "-q", "--time-limit",
+                                str(args.time_limit), timeout=args.time_limit + 60)
+            if rc != 0:
+                print(f"{problem.name:14} cpplan failed: {out}")
+                bad += 1
+                continue
+            status, height = out.split(":")[0], int(out.split("height ")[1].split(",")[0])
+            bound = out.split("lower bound ")[1].split(",")[0]
+            checked, _, _ = cli("check", str(src), str(plan), timeout=60)
+            bad += checked != 0
+            mine = f"{status:8} {height:6} ({bound:>6}) {secs:5.1f}s" + (
+                "" if checked == 0 else " INVALID")
+            at_h = at_below = "-"
+            if have_anchor:
+                verdict, msecs = minimalloc(src, height, mm, args.time_limit)
+                if verdict == "fits":
+                    checked, _, _ = cli("check", str(src), str(mm), timeout=60)
+                    verdict += "" if checked == 0 else " INVALID"
+                    bad += checked != 0
+                if verdict == "no":  # cpplan's checked plan fits at H: a wrong "no"
+                    verdict = "no(WRONG)"
+                at_h = f"{verdict:8} {msecs:6.2f}s"
+                verdict, msecs = minimalloc(src, height - 1, mm, args.time_limit)
+                if verdict == "fits" and status == "optimal":  # against cpplan's proof
+                    verdict = "fits(WRONG)"
                     bad += 1
-                    continue
-                status, height = out.split(":")[0], int(out.split("height ")[1].split(",")[0])
-                bound = out.split("lower bound ")[1].split(",")[0]
-                checked, _, _ = cli("check", str(src), str(plan), timeout=60)
-                bad += checked != 0
-                mine = f"{status:8} {height:6} ({bound:>6}) {secs:5.1f}s" + (
-                    "" if checked == 0 else " INVALID")
-                at_h = at_below = "-"
-                if have_anchor:
-                    verdict, msecs = minimalloc(src, height, mm, args.time_limit)
-                    if verdict == "fits":
-                        checked, _, _ = cli("check", str(src), str(mm), timeout=60)
-                        verdict += "" if checked == 0 else " INVALID"
-                        bad += checked != 0
-                    if verdict == "no":  # cpplan's checked plan fits at H: a wrong "no"
-                        verdict = "no(WRONG)"
-                    at_h = f"{verdict:8} {msecs:6.2f}s"
-                    verdict, msecs = minimalloc(src, height - 1, mm, args.time_limit)
-                    if verdict == "fits" and status == "optimal":  # against cpplan's proof
-                        verdict = "fits(WRONG)"
-                        bad += 1
-                    at_below = f"{verdict:8} {msecs:6.2f}s"
-                print(f"{problem.name:14} {mine:32} {at_h:22} {at_below:16} "
-                      f"{probes(problem, height, args.time_limit)}", flush=True)
+                at_below = f"{verdict:8} {msecs:6.2f}s"
+            print(f"{problem.name:14} {mine:32} {at_h:22} {at_below:16} "
+                  f"{probes(problem, height, args.time_limit)}", flush=True)
     return 1 if bad else 0
 
 

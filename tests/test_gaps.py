@@ -233,3 +233,18 @@ def test_csv_gaps_beyond_the_lifetime_are_clipped_as_minimalloc_ignores_them(tmp
     path = tmp_path / "p.csv"
     path.write_text("id,lower,upper,size,gaps\na,5,10,8,9-11 12-14\n")
     assert read_problem(path).buffers[0].gaps == (Gap(9, 10),)
+
+
+def test_a_window_over_two_buffers_below_it_fits_where_canonical_search_says_no():
+    # A's bytes [8, 10) stay in use during step 1; B and C fit below them, side by side, at
+    # offsets 0 and 4 while A is at 0. A search that places blocks in non-decreasing offset
+    # order, each at the top of those below (MiniMalloc's, also at 9f5cf810 with gaps: its binary
+    # answers "not found" at capacity 10, benchmarks/gaps.py), misses it: C must go above B but
+    # below A's window, with A placed at 0 before or after C.
+    problem = Problem((Buffer("A", 10, 0, 3, gaps=[(1, 2, 8, 10)]), Buffer("B", 4, 1, 2),
+                       Buffer("C", 4, 1, 2)))
+    assert brute_force(problem).objective == 10
+    plan = solve(problem.with_capacity({"default": 10}), time_limit=10, deterministic=True,
+                 goal="fit")
+    assert plan.status in ("optimal", "feasible") and plan.height == 10
+    assert not check(problem, plan)
