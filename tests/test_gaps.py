@@ -20,6 +20,7 @@ from cpplan import (
 )
 from cpplan.exact.control import Control
 from cpplan.exact.dfs import fit
+from cpplan.exact.search import probe
 from cpplan.io import read_problem, write_plan, write_problem
 from cpplan.plan import Plan
 from cpplan.planners import get, names
@@ -248,3 +249,20 @@ def test_a_window_over_two_buffers_below_it_fits_where_canonical_search_says_no(
                  goal="fit")
     assert plan.status in ("optimal", "feasible") and plan.height == 10
     assert not check(problem, plan)
+
+
+@pytest.mark.parametrize("copies", [2, 3])
+def test_copies_of_a_windowed_buffer_interleave_in_the_exact_model(copies):
+    # Each copy keeps only its bytes [8, 10) in use all its life: copies may sit 2 bytes apart,
+    # not 10 (the exact model's symmetry breaking once stacked identical blocks a size apart).
+    problem = Problem(tuple(Buffer(f"c{k}", 10, 0, 4, gaps=[(0, 4, 8, 10)])
+                            for k in range(copies)))
+    best = 10 + 2 * (copies - 1)
+    assert brute_force(problem).objective == best
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    control = Control.of(10, deterministic=True)
+    assert probe(blocks, ids, {0: best // blocks.scale}, control, budget=10,
+                 dfs=False).status == "feasible"
+    assert probe(blocks, ids, {0: (best - 1) // blocks.scale}, control, budget=10,
+                 dfs=False).status == "infeasible"
