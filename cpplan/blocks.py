@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .load import objective_lower_bound
 from .plan import Placement, Plan, ensure_valid
-from .problem import Problem, lcm
+from .problem import Problem
 
 __all__ = ["Blocks", "make_blocks"]
 
@@ -80,7 +81,7 @@ class Blocks:
     def align_in(self, i: int, pool: int) -> int:
         """Scaled alignment of block ``i`` when it lands in ``pool``."""
         a, p = int(self.alignment[i]), int(self.pool_alignment[pool])
-        return a * p // math.gcd(a, p)
+        return math.lcm(a, p)
 
     def components(self) -> list[np.ndarray]:
         """Block indices grouped into components that share no moment, in time order."""
@@ -122,11 +123,9 @@ class Blocks:
         """The checked plan that puts block ``i`` in pool ``block_pool[i]`` at scaled offset
         ``block_offset[i]``; members follow at their displacements.
 
-        ``lower_bound`` defaults to the max-load bound of :mod:`cpplan.bounds`. Raises
-        :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
+        ``lower_bound`` defaults to the max-load bound (:func:`cpplan.load.objective_lower_bound`).
+        Raises :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
         """
-        from .bounds import objective_lower_bound
-
         problem = self.problem
         names = [p.name for p in problem.pools]
         pool_l = np.asarray(block_pool, dtype=np.int64).tolist()
@@ -141,7 +140,7 @@ class Blocks:
             for k in range(ptr[i], ptr[i + 1]):
                 placements[buffers[mem[k]].id] = Placement(pool, off + disp[k])
         if lower_bound is None:
-            lower_bound = objective_lower_bound(problem)
+            lower_bound = objective_lower_bound(self)
         if seconds is None:
             seconds = _time.perf_counter() - started if started is not None else 0.0
         plan = Plan.build(problem, placements, planner=planner, seconds=seconds,
@@ -224,7 +223,7 @@ def make_blocks(problem: Problem) -> Blocks:
         for k in range(nb):
             ms = ml[mp[k]:mp[k + 1]]
             ds = dl[mp[k]:mp[k + 1]]
-            b_align[k] = max(lcm(int(align[m]) for m in ms) // g, 1)
+            b_align[k] = max(math.lcm(*(int(align[m]) for m in ms)) // g, 1)
             rc = cand[ms[0]]
             allowed = set(rc)
             for m in ms[1:]:

@@ -6,17 +6,37 @@ output (writers are atomic). ``cpplan check`` exits 1 when the plan is invalid.
 
 from __future__ import annotations
 
-import functools
-import json
-import os
 import signal
 import sys
-from collections.abc import Callable
-from typing import Any
+import threading
 
-import click
+_interrupted = False
 
-from .errors import CpplanError
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """Ctrl-C: remember it (an interrupt inside a compiled module's import surfaces as an
+    ImportError), then interrupt as Python does."""
+    global _interrupted
+    _interrupted = True
+    signal.default_int_handler(signum, frame)
+
+
+# Installed before anything heavy is imported, so that a Ctrl-C at start-up is one line too.
+if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, _on_sigint)
+try:
+    import functools
+    import json
+    import os
+    from collections.abc import Callable
+    from typing import Any
+
+    import click
+
+    from .errors import CpplanError
+except KeyboardInterrupt:
+    sys.stderr.write("cpplan: interrupted\n")
+    sys.exit(130)
 
 EXIT_USAGE = 2
 
@@ -56,14 +76,6 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     return wrapper
 
-
-_interrupted = False
-
-
-def _on_sigint(signum: int, frame: Any) -> None:
-    global _interrupted
-    _interrupted = True
-    signal.default_int_handler(signum, frame)
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -164,7 +176,8 @@ def info(problem_file: str, as_json: bool) -> None:
                f"{blocks.scale}")
     for p in data["pools"]:
         cap = "unbounded" if p["capacity"] is None else f"capacity {p['capacity']}"
-        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({p['live']} blocks live)"
+        live = f"{p['live']} block{'s' if p['live'] != 1 else ''} live"
+        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({live})"
         click.echo(f"pool {p['name']}: {cap}, alignment {p['alignment']}, cost {p['cost']}; "
                    f"max-load {p['max_load']}{at}")
     if "total_load" in data:
@@ -380,7 +393,8 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 @click.option("--concat-in-place", is_flag=True,
               help="Write concat inputs straight into their (contiguous) slices of the output.")
 @click.option("--no-views", is_flag=True, help="Give reshapes and views buffers of their own.")
-@click.option("--alignment", default=1, show_default=True, help="Alignment of every buffer.")
+@click.option("--alignment", type=int, default=None,
+              help="Alignment of every buffer [default: 1; ExecuTorch's 16 for .pt2].")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE",
               help="Value of a symbolic dimension (repeatable), e.g. --dim batch=1.")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="INPUT=D0,D1,...",
@@ -388,15 +402,26 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
                    "input_ids=1,128; its symbolic dimensions take these values.")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
-            concat_in_place: bool, no_views: bool, alignment: int, dims: tuple[str, ...],
-            input_shapes: tuple[str, ...]) -> None:
-    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]) or a TFLite
-    model as TFLite Micro plans it (needs cpplan[tflite]; the ONNX options do not apply)."""
+            concat_in_place: bool, no_views: bool, alignment: int | None,
+            dims: tuple[str, ...], input_shapes: tuple[str, ...]) -> None:
+    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]), a TFLite
+    model as TFLite Micro plans it (needs cpplan[tflite]) or a PyTorch ExportedProgram as
+    ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply)."""
     import shlex
 
+    if model.lower().endswith(".pt2"):
+        from .io import check_output
+        from .runtimes.executorch import extract_cli
+
+        check_output(output)
+        onnx_only = (in_place or concat_in_place or no_views or inputs_in_arena or dims
+                     or input_shapes)
+        for line in extract_cli(model, output, alignment=alignment, onnx_flags=bool(onnx_only)):
+            click.echo(line)
+        return
     if model.lower().endswith(".tflite"):
-        if (inputs_in_arena or in_place or concat_in_place or no_views or alignment != 1 or dims
-                or input_shapes):
+        if (inputs_in_arena or in_place or concat_in_place or no_views or alignment is not None
+                or dims or input_shapes):
             raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
                               "--alignment, --dim and --input-shape apply to ONNX models "
                               "only: a .tflite model is extracted as TFLite Micro plans it")
@@ -409,6 +434,7 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
         write_problem(problem, output)
         click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
         return
+    alignment = 1 if alignment is None else alignment
     from .graph.onnx import extract_onnx
     from .graph.to_problem import describe
     from .io import write_problem
@@ -477,10 +503,28 @@ def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet:
     click.echo(f"wrote {output}")
 
 
+@main.command()
+@click.argument("model", metavar="MODEL.pt2", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="ExecuTorch program to write (.pte).")
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
+              help="Seconds per arena.")
+@click.option("--alignment", default=16, show_default=True, help="Alignment in bytes.")
+@user_errors
+def executorch(model: str, output: str, time_limit: float, alignment: int) -> None:
+    """Plan a PyTorch ExportedProgram (torch.export.save) with cpplan and write the ExecuTorch
+    program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch])."""
+    from .io.atomic import ensure_writable
+    from .runtimes.executorch import run_cli
+
+    ensure_writable(output)  # before the work, not after it
+    for line in run_cli(model, output, time_limit=time_limit, alignment=alignment):
+        click.echo(line)
+
+
 def run() -> None:
     """The ``cpplan`` command's entry point: :func:`main`, with Ctrl-C at any moment (start-up
     included) one line and exit code 130."""
-    signal.signal(signal.SIGINT, _on_sigint)
     try:
         main()
     except KeyboardInterrupt:

@@ -217,7 +217,7 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
         # The pool's base alignment binds allocations (block roots); an aliased buffer is a view
         # at its root's offset plus a displacement and only needs its own alignment.
         pa = 1 if b.id in problem.root_of else pools[pool].alignment
-        align = b.alignment * pa // math.gcd(b.alignment, pa)
+        align = math.lcm(b.alignment, pa)
         if off % align:
             out.append(Violation("alignment", f"buffer {b.id!r} at offset {off} is not a multiple "
                                  f"of its alignment {align} (off by {off % align})", (b.id,)))

@@ -12,7 +12,7 @@ The picture stays readable at thousands of buffers: rectangles are drawn as one 
 edges thin out and vanish as the count grows, colour carries the size (or lifetime, or birth
 time) on a log scale, and buffer names are written only up to ``label_limit`` buffers.
 
-matplotlib is an optional dependency (``pip install 'cpplan[plot]'``), imported only when a plot
+matplotlib is an optional dependency (``pip install ".[plot]"``), imported only when a plot
 is drawn; without it the functions raise :class:`~cpplan.errors.CpplanError` saying so. Figures
 are built without ``pyplot``, so nothing here depends on a display or a GUI backend.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .bounds import max_load
-from .errors import CpplanError
+from .errors import CpplanError, missing_extra
 from .plan import Plan
 from .problem import Problem
 
@@ -38,7 +38,7 @@ def _matplotlib() -> Any:
         import matplotlib
         import matplotlib.figure  # noqa: F401
     except ImportError:
-        raise CpplanError("plotting needs matplotlib: pip install 'cpplan[plot]'") from None
+        raise missing_extra("plotting", "matplotlib", "plot") from None
     return matplotlib
 
 

@@ -34,7 +34,6 @@ Conventions (they hold everywhere in cpplan):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from numbers import Integral
@@ -538,9 +537,3 @@ class Problem:
                     f"during [{c.start}, {c.end}){via_c}, and both may go to pool "
                     f"{pool_name!r}", buffer=ra.id, field="offset")
 
-
-def lcm(values: Iterable[int]) -> int:
-    out = 1
-    for v in values:
-        out = out * v // math.gcd(out, v)
-    return out

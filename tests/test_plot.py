@@ -91,7 +91,7 @@ def test_missing_matplotlib_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
     problem = two_pools_with_aliases()
     plan = get("naive")(problem)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(CpplanError, match=r"pip install 'cpplan\[plot\]'"):
+    with pytest.raises(CpplanError, match=r'pip install "\.\[plot\]"'):
         plot_plan(problem, plan)
 
 

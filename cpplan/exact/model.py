@@ -231,7 +231,7 @@ def build_model(
                 m.add_hint(kvars[j], int(ho[j]) // aligns[j])
             for p, lit in presence[j].items():
                 if lit is not True:
-                    m.add_hint(lit, int(hp[j]) == p)
+                    m.add_hint(lit, int(int(hp[j]) == p))
     return PackingModel(m, ids, offset, kvars, aligns, presence, height, order)
 
 
