@@ -266,3 +266,11 @@ def test_copies_of_a_windowed_buffer_interleave_in_the_exact_model(copies):
                  dfs=False).status == "feasible"
     assert probe(blocks, ids, {0: (best - 1) // blocks.scale}, control, budget=10,
                  dfs=False).status == "infeasible"
+
+
+def test_fixed_buffers_may_share_bytes_while_one_of_them_is_in_a_gap():
+    a = Buffer("a", 8, 0, 10, offset=0, gaps=[(3, 6, 4, 8)])
+    Problem((a, Buffer("b", 4, 3, 6, offset=0)))  # b uses a's idle low bytes: fine
+    with pytest.raises(ProblemError, match="buffer 'a': offset: fixed at bytes .* it overlaps "
+                                           "fixed buffer 'b'"):
+        Problem((a, Buffer("b", 4, 3, 6, offset=2)))  # b reaches a's window [4, 8)
