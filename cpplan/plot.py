@@ -148,13 +148,16 @@ def plot_plan(
             pl = placed.get(b.id)
             if pl is None or pl.pool != pool_name or b.size == 0:
                 continue
-            rect = [(b.start, pl.offset), (b.end, pl.offset), (b.end, pl.offset + b.size),
-                    (b.start, pl.offset + b.size)]
-            if b.id in aliased:
-                alias_rects.append(rect)
-            else:
-                roots.append(rect)
-                root_vals.append(v)
+            # A buffer with gaps is drawn as the pieces it occupies (its windows in the gaps).
+            for s, e, lo, hi in b.pieces() if b.gaps else [(b.start, b.end, 0, b.size)]:
+                rect = [(s, pl.offset + lo), (e, pl.offset + lo), (e, pl.offset + hi),
+                        (s, pl.offset + hi)]
+                if b.id in aliased:
+                    alias_rects.append(rect)
+                else:
+                    roots.append(rect)
+                    root_vals.append(v)
+            if b.id not in aliased:
                 names.append((b.id, (b.start + b.end) / 2, pl.offset + b.size / 2, b.size))
         if roots:
             coll = PolyCollection(np.asarray(roots, float), linewidths=lw,
