@@ -22,13 +22,14 @@ import sys
 import time
 from pathlib import Path
 
+from shared_sets import instance_files
+
 from cpplan.errors import CpplanError
 from cpplan.io import read_problem
 from cpplan.planners import info, names
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks"
 SETS = {
-    "minimalloc-challenging": [f"{c}.1048576" for c in "ABCDEFGHIJK"],
+    "challenging": [f"{c}.1048576" for c in "ABCDEFGHIJK"],
     "idealloc": ["resnet50", "G_1", "pangu_2.6B", "S_1", "Y_1"],
 }
 SEARCHES = {"local-search"}  # time-budgeted: run with --time-limit
@@ -37,14 +38,20 @@ ONCE = {"usmp-hill-climb"}  # seeded and bounded by attempts: one run
 REPEAT_UNDER = 2.0  # seconds: faster planners are timed as the median of --repeat runs
 
 
-def instances(selected: list[str] | None) -> list[tuple[str, Path]]:
+def instances(selected: list[str] | None) -> list[tuple[str, Path]] | None:
+    """(short name, path) of the selected instances; None when the shared sets are absent."""
     out = []
-    for folder, stems in SETS.items():
+    for set_name, stems in SETS.items():
+        files = instance_files(set_name)
+        if files is None:
+            return None
+        by_stem = {f.stem: f for f in files}
         for stem in stems:
             short = stem.removesuffix(".1048576")
             if selected and short not in selected and stem not in selected:
                 continue
-            out.append((short, BENCHMARKS / folder / f"{stem}.csv"))
+            if stem in by_stem:
+                out.append((short, by_stem[stem]))
     return out
 
 
@@ -79,9 +86,9 @@ def main() -> int:
     ap.add_argument("--long", action="store_true", help="one line per run")
     args = ap.parse_args()
 
-    if not BENCHMARKS.is_dir():
-        print(f"skipped: shared benchmarks not found at {BENCHMARKS.resolve()} (expected the "
-              "folder shared/benchmarks beside the repository)")
+    selected = [s.strip() for s in args.instances.split(",")] if args.instances else None
+    todo = instances(selected)
+    if todo is None:
         return 0
     if args.planners:
         planners = [p.strip() for p in args.planners.split(",") if p.strip()]
@@ -90,11 +97,6 @@ def main() -> int:
         planners = [n for f in families for n in names(f)]
         # Per-order variants of best-fit / first-fit clutter the table; name them to run them.
         planners = [n for n in planners if not n.startswith(("best-fit-", "first-fit-"))]
-    selected = [s.strip() for s in args.instances.split(",")] if args.instances else None
-    todo = [(short, path) for short, path in instances(selected) if path.is_file()]
-    missing = [short for short, path in instances(selected) if not path.is_file()]
-    if missing:
-        print(f"missing instances (skipped): {', '.join(missing)}", file=sys.stderr)
     if not todo:
         print("no instances to run")
         return 0

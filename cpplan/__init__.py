@@ -20,7 +20,8 @@ _LAZY = {
     "read_plan": "io", "read_problem": "io", "write_plan": "io", "write_problem": "io",
     "Conflict": "plan", "Placement": "plan", "Plan": "plan", "Violation": "plan",
     "check": "plan", "ensure_valid": "plan",
-    "Alias": "problem", "Buffer": "problem", "Pool": "problem", "Problem": "problem",
+    "Alias": "problem", "Buffer": "problem", "Gap": "problem", "Pool": "problem",
+    "Problem": "problem",
 }
 
 
@@ -41,7 +42,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Alias", "Blocks", "Buffer", "CapacityError", "Conflict", "CpplanError", "FormatError",
-    "LoadBound",
+    "Gap", "LoadBound",
     "Placement", "Plan", "PlanError", "Pool", "Problem", "ProblemError", "Violation", "check",
     "ensure_valid", "make_blocks", "max_load", "objective_lower_bound", "read_plan",
     "read_problem", "write_plan", "write_problem",

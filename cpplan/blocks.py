@@ -7,9 +7,10 @@ bytes its live members cover. A plain buffer is a block with one piece.
 
 Preprocessing that every planner shares (DESIGN.md, "The exact engine"):
 
-* **gcd scaling**: sizes, displacements, alignments, fixed offsets and hints are divided by their
-  greatest common divisor ``scale``; capacities are floored (every offset and end is a multiple
-  of ``scale``, so ``end <= capacity`` iff ``end / scale <= capacity // scale``).
+* **gcd scaling**: sizes, displacements, gap windows, alignments, fixed offsets and hints are
+  divided by their greatest common divisor ``scale``; capacities are floored (every offset and
+  end is a multiple of ``scale``, so ``end <= capacity`` iff ``end / scale <= capacity //
+  scale``).
 * **time compression**: steps are replaced by their rank among the distinct piece starts and
   ends; overlap in time is unchanged.
 * **components**: groups of blocks that share no moment can be planned independently.
@@ -25,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .load import objective_lower_bound
 from .plan import Placement, Plan, ensure_valid
-from .problem import Problem, lcm
+from .problem import Problem
 
 __all__ = ["Blocks", "make_blocks"]
 
@@ -79,7 +81,7 @@ class Blocks:
     def align_in(self, i: int, pool: int) -> int:
         """Scaled alignment of block ``i`` when it lands in ``pool``."""
         a, p = int(self.alignment[i]), int(self.pool_alignment[pool])
-        return a * p // math.gcd(a, p)
+        return math.lcm(a, p)
 
     def components(self) -> list[np.ndarray]:
         """Block indices grouped into components that share no moment, in time order."""
@@ -121,11 +123,9 @@ class Blocks:
         """The checked plan that puts block ``i`` in pool ``block_pool[i]`` at scaled offset
         ``block_offset[i]``; members follow at their displacements.
 
-        ``lower_bound`` defaults to the max-load bound of :mod:`cpplan.bounds`. Raises
-        :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
+        ``lower_bound`` defaults to the max-load bound (:func:`cpplan.load.objective_lower_bound`).
+        Raises :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
         """
-        from .bounds import objective_lower_bound
-
         problem = self.problem
         names = [p.name for p in problem.pools]
         pool_l = np.asarray(block_pool, dtype=np.int64).tolist()
@@ -140,7 +140,7 @@ class Blocks:
             for k in range(ptr[i], ptr[i + 1]):
                 placements[buffers[mem[k]].id] = Placement(pool, off + disp[k])
         if lower_bound is None:
-            lower_bound = objective_lower_bound(problem)
+            lower_bound = objective_lower_bound(self)
         if seconds is None:
             seconds = _time.perf_counter() - started if started is not None else 0.0
         plan = Plan.build(problem, placements, planner=planner, seconds=seconds,
@@ -166,6 +166,9 @@ def make_blocks(problem: Problem) -> Blocks:
 
     # Blocks: roots in buffer order; members root first, then aliases in buffer order.
     root_of = problem.root_of
+    # Aliases and gaps make blocks of several pieces; without them every block is one rectangle.
+    gapped = [i for i, b in enumerate(buffers) if b.gaps]
+    general = bool(root_of) or bool(gapped)
     if root_of:
         index = problem.index
         groups: dict[int, list[tuple[int, int]]] = {}
@@ -194,11 +197,13 @@ def make_blocks(problem: Problem) -> Blocks:
         member_disp_a = np.zeros(n, np.int64)
         member_ptr_a = np.arange(n + 1, dtype=np.int64)
 
-    g = _scale(size, member_disp_a, fixed[fixed > 0],
+    windows = np.asarray([v for i in gapped for gap in buffers[i].gaps for v in (gap.lo, gap.hi)],
+                         np.int64)
+    g = _scale(np.concatenate([size, windows]), member_disp_a, fixed[fixed > 0],
                np.concatenate([align, [p.alignment for p in problem.pools]]))
 
     nb = len(root)
-    if not root_of:
+    if not general:
         b_align = np.maximum(align // g, 1)
         b_fixed = np.where(fixed >= 0, fixed // g, -1)
         b_cands = tuple(cand)
@@ -218,13 +223,13 @@ def make_blocks(problem: Problem) -> Blocks:
         for k in range(nb):
             ms = ml[mp[k]:mp[k + 1]]
             ds = dl[mp[k]:mp[k + 1]]
-            b_align[k] = max(lcm(int(align[m]) for m in ms) // g, 1)
+            b_align[k] = max(math.lcm(*(int(align[m]) for m in ms)) // g, 1)
             rc = cand[ms[0]]
             allowed = set(rc)
             for m in ms[1:]:
                 allowed &= set(cand[m])
             cands_l.append(tuple(p for p in rc if p in allowed))
-            if len(ms) == 1:
+            if len(ms) == 1 and not buffers[ms[0]].gaps:
                 m = ms[0]
                 ps.append(int(start[m]))
                 pe.append(int(end[m]))
@@ -232,8 +237,9 @@ def make_blocks(problem: Problem) -> Blocks:
                 ph.append(int(size[m]) // g)
             else:
                 for s, e, lo, hi in _footprint(
-                        [(int(start[m]), int(end[m]), d // g, (d + int(size[m])) // g)
-                         for m, d in zip(ms, ds, strict=True)]):
+                        [(ps_, pe_, (d + lo_) // g, (d + hi_) // g)
+                         for m, d in zip(ms, ds, strict=True)
+                         for ps_, pe_, lo_, hi_ in _occupancy(buffers[m])]):
                     ps.append(s)
                     pe.append(e)
                     pl.append(lo)
@@ -247,10 +253,13 @@ def make_blocks(problem: Problem) -> Blocks:
     times = np.unique(np.concatenate([p_start, p_end])) if len(p_start) else np.zeros(0, np.int64)
     p_start = np.searchsorted(times, p_start).astype(np.int64)
     p_end = np.searchsorted(times, p_end).astype(np.int64)
-    if root_of:
+    if general:
         b_start = np.minimum.reduceat(p_start, piece_ptr[:-1]) if nb else np.zeros(0, np.int64)
         b_end = np.maximum.reduceat(p_end, piece_ptr[:-1]) if nb else np.zeros(0, np.int64)
         b_size = np.maximum.reduceat(p_hi, piece_ptr[:-1]) if nb else np.zeros(0, np.int64)
+        # A root whose gaps leave its top bytes unused still counts its whole size in the
+        # pool's height (as MiniMalloc's capacity does): the block is that tall.
+        b_size = np.maximum(b_size, size[root] // g)
     else:
         b_start, b_end, b_size = p_start, p_end, p_hi
     b_hint = hint[root].copy()
@@ -290,6 +299,14 @@ def _scale(sizes: np.ndarray, displacements: np.ndarray, fixed: np.ndarray,
                 g = math.gcd(g, a)
                 changed = True
     return g
+
+
+def _occupancy(buffer) -> list[tuple[int, int, int, int]]:
+    """A buffer's rectangles (its lifetime, minus gaps, plus their windows); a zero-size or
+    fully idle buffer keeps one empty rectangle over its lifetime, so its block keeps a span."""
+    if not buffer.gaps:
+        return [(buffer.start, buffer.end, 0, buffer.size)]
+    return buffer.pieces() or [(buffer.start, buffer.end, 0, 0)]
 
 
 def _footprint(rects: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:

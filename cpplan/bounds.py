@@ -13,75 +13,29 @@ pools together need at least the total load, filled from the cheapest pools firs
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from . import load
 from .blocks import Blocks, make_blocks
+from .load import LoadBound, load_profile
 from .problem import Problem
 
 __all__ = ["LoadBound", "max_load", "total_load", "objective_lower_bound", "capacity_conflict",
            "load_profile", "stacking_height"]
 
 
-@dataclass(frozen=True)
-class LoadBound:
-    """The max-load of one pool: ``bytes`` live at step ``moment`` (its first such step)."""
-
-    pool: str
-    bytes: int
-    moment: int | None
-    live: int  # number of blocks live at that moment
-
-
 def _as_blocks(problem: Problem | Blocks) -> Blocks:
     return problem if isinstance(problem, Blocks) else make_blocks(problem)
 
 
-def load_profile(blocks: Blocks, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled bytes and block count live during each compressed step (only blocks in ``mask``).
-
-    Step ``k`` covers original steps ``[times[k], times[k+1])``.
-    """
-    nt = max(len(blocks.times), 1)
-    piece_block = np.repeat(np.arange(len(blocks)), np.diff(blocks.piece_ptr))
-    keep = np.ones(len(piece_block), bool) if mask is None else mask[piece_block]
-    h = (blocks.piece_hi - blocks.piece_lo)[keep]
-    delta = np.zeros(nt + 1, np.int64)
-    np.add.at(delta, blocks.piece_start[keep], h)
-    np.add.at(delta, blocks.piece_end[keep], -h)
-    load = np.cumsum(delta)[:nt]
-    cnt = np.zeros(nt + 1, np.int64)
-    bm = np.ones(len(blocks), bool) if mask is None else mask
-    np.add.at(cnt, blocks.start[bm], 1)
-    np.add.at(cnt, blocks.end[bm], -1)
-    return load, np.cumsum(cnt)[:nt]
-
-
-def _peak(blocks: Blocks, mask: np.ndarray | None, name: str) -> LoadBound:
-    load, live = load_profile(blocks, mask)
-    if len(load) == 0 or load.max() <= 0:
-        return LoadBound(name, 0, None, 0)
-    k = int(np.argmax(load))
-    return LoadBound(name, int(load[k]) * blocks.scale, int(blocks.times[k]), int(live[k]))
-
-
 def max_load(problem: Problem | Blocks) -> dict[str, LoadBound]:
     """Per pool, the max-load of the blocks whose only candidate is that pool."""
-    blocks = _as_blocks(problem)
-    pools = blocks.problem.pools
-    out = {}
-    for p, pool in enumerate(pools):
-        # With one pool every block's only candidate is it: no mask to build.
-        mask = None if len(pools) == 1 else np.fromiter((c == (p,) for c in blocks.pools), bool,
-                                                        len(blocks))
-        out[pool.name] = _peak(blocks, mask, pool.name)
-    return out
+    return load.max_load(_as_blocks(problem))
 
 
 def total_load(problem: Problem | Blocks) -> LoadBound:
     """The max-load of all blocks together, whatever their pools."""
-    return _peak(_as_blocks(problem), None, "*")
+    return load.total_load(_as_blocks(problem))
 
 
 def objective_lower_bound(problem: Problem | Blocks) -> int:
@@ -91,20 +45,7 @@ def objective_lower_bound(problem: Problem | Blocks) -> int:
     The cheapest heights meeting both (cheapest pools filled first, within capacities) are a lower
     bound. With one pool it is simply the max-load.
     """
-    blocks = _as_blocks(problem)
-    pools = blocks.problem.pools
-    own = max_load(blocks)
-    if len(pools) == 1:
-        return own[pools[0].name].bytes * pools[0].cost
-    h = {p.name: own[p.name].bytes for p in pools}
-    deficit = total_load(blocks).bytes - sum(h.values())
-    for p in sorted(pools, key=lambda p: p.cost):
-        if deficit <= 0:
-            break
-        room = deficit if p.capacity is None else max(0, min(deficit, p.capacity - h[p.name]))
-        h[p.name] += room
-        deficit -= room
-    return sum(p.cost * h[p.name] for p in pools)
+    return load.objective_lower_bound(_as_blocks(problem))
 
 
 def stacking_height(blocks: Blocks, ids: np.ndarray, pool: int) -> int:

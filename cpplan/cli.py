@@ -6,17 +6,37 @@ output (writers are atomic). ``cpplan check`` exits 1 when the plan is invalid.
 
 from __future__ import annotations
 
-import functools
-import json
-import os
 import signal
 import sys
-from collections.abc import Callable
-from typing import Any
+import threading
 
-import click
+_interrupted = False
 
-from .errors import CpplanError
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """Ctrl-C: remember it (an interrupt inside a compiled module's import surfaces as an
+    ImportError), then interrupt as Python does."""
+    global _interrupted
+    _interrupted = True
+    signal.default_int_handler(signum, frame)
+
+
+# Installed before anything heavy is imported, so that a Ctrl-C at start-up is one line too.
+if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, _on_sigint)
+try:
+    import functools
+    import json
+    import os
+    from collections.abc import Callable
+    from typing import Any
+
+    import click
+
+    from .errors import CpplanError
+except KeyboardInterrupt:
+    sys.stderr.write("cpplan: interrupted\n")
+    sys.exit(130)
 
 EXIT_USAGE = 2
 
@@ -56,14 +76,6 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     return wrapper
 
-
-_interrupted = False
-
-
-def _on_sigint(signum: int, frame: Any) -> None:
-    global _interrupted
-    _interrupted = True
-    signal.default_int_handler(signum, frame)
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -164,7 +176,8 @@ def info(problem_file: str, as_json: bool) -> None:
                f"{blocks.scale}")
     for p in data["pools"]:
         cap = "unbounded" if p["capacity"] is None else f"capacity {p['capacity']}"
-        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({p['live']} blocks live)"
+        live = f"{p['live']} block{'s' if p['live'] != 1 else ''} live"
+        at = "" if p["at_step"] is None else f" at step {p['at_step']} ({live})"
         click.echo(f"pool {p['name']}: {cap}, alignment {p['alignment']}, cost {p['cost']}; "
                    f"max-load {p['max_load']}{at}")
     if "total_load" in data:
@@ -334,16 +347,51 @@ def planners(family: str | None) -> None:
               help="Cache of exact results [default: $CPPLAN_CACHE or .cpplan-cache].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT",
+              help="Grade on this Dask scheduler (pip install \".[distributed]\"); --jobs is "
+                   "then ignored.")
 @user_errors
 def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tuple[str, ...],
           time_limit: float, jobs: int, planner_time_limit: float | None, fmt: str | None,
-          output: str | None, cache: str | None, no_cache: bool, quiet: bool) -> None:
-    """Grade allocators against the optimum over INSTANCES (problem files or directories)."""
-    from .grade import run_cli
+          output: str | None, cache: str | None, no_cache: bool, quiet: bool,
+          cluster: str | None) -> None:
+    """Grade allocators against the optimum over INSTANCES (problem files or directories).
 
-    run_cli(instances, planners, plan_dirs, time_limit=time_limit, jobs=jobs, fmt=fmt,
-            output=output, cache=cache, no_cache=no_cache, quiet=quiet,
-            planner_time_limit=planner_time_limit)
+    The report goes to stdout or -o; exit 1 when some instance could not be graded (the report
+    still lists the others)."""
+    from pathlib import Path
+
+    from .grade import Progress, default_cache_dir, default_planners, parse_planner
+    from .grade import grade as grade_all
+
+    specs = [parse_planner(p) for p in planners] if planners else default_planners()
+    specs += [parse_planner(f"plans:{folder}") for folder in plan_dirs]
+    if not specs:
+        raise CpplanError("no planners to grade: no replica is registered; name one with "
+                          "--planner")
+    if fmt is None:
+        fmt = {".csv": "csv", ".json": "json"}.get(Path(output).suffix.lower() if output else "",
+                                                   "md")
+    cache_dir = None if no_cache else Path(cache) if cache else default_cache_dir()
+    report = grade_all(instances, specs, time_limit=time_limit, jobs=jobs, cache_dir=cache_dir,
+                       progress=None if quiet else Progress(),
+                       planner_time_limit=planner_time_limit, cluster=cluster)
+    text = {"md": report.to_markdown, "csv": report.to_csv, "json": report.to_json}[fmt]()
+    if output:
+        from .io.atomic import write_text_atomic
+
+        write_text_atomic(output, text)
+        if not quiet:
+            click.echo(f"wrote {output}: {len(report.planners)} planners on "
+                       f"{len(report.instances)} instances", err=True)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    if report.failed:
+        click.echo(f"cpplan: {len(report.failed)} of {len(report.instances)} instances could not "
+                   "be graded: " + "; ".join(f"{i.name}: {i.error.splitlines()[0]}"
+                                              for i in report.failed[:3]), err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -362,11 +410,41 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
 @user_errors
 def plot(problem_file: str, plan_file: str | None, output: str, planner: str | None,
          time_limit: float, color_by: str, size: str) -> None:
-    """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool."""
-    from .plot import run_cli
+    """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool.
 
-    run_cli(problem_file, plan_file, output, planner=planner, time_limit=time_limit,
-            color_by=color_by, size=size)
+    Without PLAN, one is made now (--planner, else the exact reference, from the grader's cache
+    when it holds one)."""
+    from .io import read_plan, read_problem
+    from .plan import check
+    from .plot import save_plot
+
+    try:
+        width, height = (int(v) for v in size.lower().split("x"))
+    except ValueError:
+        raise CpplanError(f"--size must be WIDTHxHEIGHT in pixels, got {size!r}") from None
+    problem = read_problem(problem_file)
+    if plan_file is not None:
+        if planner is not None:
+            raise CpplanError("give a PLAN file or --planner, not both")
+        plan = read_plan(plan_file, problem)
+    elif planner is not None:
+        from .planners import get
+
+        plan = get(planner)(problem)
+    else:
+        from .grade import cached_plan, default_cache_dir, reference
+
+        cache = default_cache_dir()
+        reference(problem, time_limit=time_limit, cache_dir=cache)
+        plan = cached_plan(problem, cache)
+        if plan is None:
+            raise CpplanError("the exact reference found no plan (is the problem infeasible?)")
+    bad = check(problem, plan)
+    if bad:
+        click.echo(f"cpplan: warning: the plan is invalid ({len(bad)} violations, first: "
+                   f"{bad[0]}); drawn anyway", err=True)
+    save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
+    click.echo(f"wrote {output}: {plan.summary()}", err=True)
 
 
 @main.command()
@@ -380,7 +458,8 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 @click.option("--concat-in-place", is_flag=True,
               help="Write concat inputs straight into their (contiguous) slices of the output.")
 @click.option("--no-views", is_flag=True, help="Give reshapes and views buffers of their own.")
-@click.option("--alignment", default=1, show_default=True, help="Alignment of every buffer.")
+@click.option("--alignment", type=int, default=None,
+              help="Alignment of every buffer [default: 1; ExecuTorch's 16 for .pt2].")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE",
               help="Value of a symbolic dimension (repeatable), e.g. --dim batch=1.")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="INPUT=D0,D1,...",
@@ -388,15 +467,26 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
                    "input_ids=1,128; its symbolic dimensions take these values.")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
-            concat_in_place: bool, no_views: bool, alignment: int, dims: tuple[str, ...],
-            input_shapes: tuple[str, ...]) -> None:
-    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]) or a TFLite
-    model as TFLite Micro plans it (needs cpplan[tflite]; the ONNX options do not apply)."""
+            concat_in_place: bool, no_views: bool, alignment: int | None,
+            dims: tuple[str, ...], input_shapes: tuple[str, ...]) -> None:
+    """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]), a TFLite
+    model as TFLite Micro plans it (needs cpplan[tflite]) or a PyTorch ExportedProgram as
+    ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply)."""
     import shlex
 
+    if model.lower().endswith(".pt2"):
+        from .io import check_output
+        from .runtimes.executorch import extract_cli
+
+        check_output(output)
+        onnx_only = (in_place or concat_in_place or no_views or inputs_in_arena or dims
+                     or input_shapes)
+        for line in extract_cli(model, output, alignment=alignment, onnx_flags=bool(onnx_only)):
+            click.echo(line)
+        return
     if model.lower().endswith(".tflite"):
-        if (inputs_in_arena or in_place or concat_in_place or no_views or alignment != 1 or dims
-                or input_shapes):
+        if (inputs_in_arena or in_place or concat_in_place or no_views or alignment is not None
+                or dims or input_shapes):
             raise CpplanError("--inputs-in-arena, --in-place, --concat-in-place, --no-views, "
                               "--alignment, --dim and --input-shape apply to ONNX models "
                               "only: a .tflite model is extracted as TFLite Micro plans it")
@@ -409,6 +499,7 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
         write_problem(problem, output)
         click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
         return
+    alignment = 1 if alignment is None else alignment
     from .graph.onnx import extract_onnx
     from .graph.to_problem import describe
     from .io import write_problem
@@ -477,10 +568,28 @@ def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet:
     click.echo(f"wrote {output}")
 
 
+@main.command()
+@click.argument("model", metavar="MODEL.pt2", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="ExecuTorch program to write (.pte).")
+@click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
+              help="Seconds per arena.")
+@click.option("--alignment", default=16, show_default=True, help="Alignment in bytes.")
+@user_errors
+def executorch(model: str, output: str, time_limit: float, alignment: int) -> None:
+    """Plan a PyTorch ExportedProgram (torch.export.save) with cpplan and write the ExecuTorch
+    program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch])."""
+    from .io.atomic import ensure_writable
+    from .runtimes.executorch import run_cli
+
+    ensure_writable(output)  # before the work, not after it
+    for line in run_cli(model, output, time_limit=time_limit, alignment=alignment):
+        click.echo(line)
+
+
 def run() -> None:
     """The ``cpplan`` command's entry point: :func:`main`, with Ctrl-C at any moment (start-up
     included) one line and exit code 130."""
-    signal.signal(signal.SIGINT, _on_sigint)
     try:
         main()
     except KeyboardInterrupt:

@@ -68,6 +68,13 @@ class FormatError(ProblemError):
     """A file that cannot be read as the format it claims to be."""
 
 
+def missing_extra(what: str, package: str, extra: str) -> CpplanError:
+    """The error for a feature whose optional dependency is not installed, with the install
+    command the README uses (from a clone) and the plain one."""
+    return CpplanError(f"{what} needs the {package} package: pip install \".[{extra}]\" in "
+                       f"cpplan's folder (or pip install {package})")
+
+
 class CapacityError(CpplanError):
     """A planner could not place a buffer within the capacity of any of its candidate pools."""
 

@@ -182,7 +182,8 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
     Checks: every buffer placed exactly once and nothing unknown; pools are candidates (an alias
     shares its root's pool); offsets aligned to the buffer and the pool; fixed offsets kept;
     aliases at their root's offset plus displacement; pools within capacity; recorded heights
-    right; and no two buffers from different alias blocks share a byte at a shared moment. The
+    right; and no two buffers from different alias blocks share a byte at a shared moment (a
+    buffer in one of its gaps occupies only the gap's window, if any). The
     overlap test is one sweep over time (:mod:`cpplan.sweep`), not a loop over pairs.
     """
     out: list[Violation] = []
@@ -218,7 +219,7 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
         # The pool's base alignment binds allocations (block roots); an aliased buffer is a view
         # at its root's offset plus a displacement and only needs its own alignment.
         pa = 1 if b.id in problem.root_of else pools[pool].alignment
-        align = b.alignment * pa // math.gcd(b.alignment, pa)
+        align = math.lcm(b.alignment, pa)
         if off % align:
             out.append(Violation("alignment", f"buffer {b.id!r} at offset {off} is not a multiple "
                                  f"of its alignment {align} (off by {off % align})", (b.id,)))
@@ -260,16 +261,32 @@ def _overlaps(problem: Problem, plan: Plan, limit: int | None) -> list[Violation
     out: list[Violation] = []
     for pool, members in by_pool.items():
         rects = []
+        owner = members  # rect -> buffer index (one rect per buffer unless it has gaps)
+        if any(problem.buffers[i].gaps for i in members):
+            owner = []
         for i in members:
             b = problem.buffers[i]
             off = plan.placements[b.id].offset
             group = index[root_of[b.id][0]] if b.id in root_of else i
-            rects.append((b.start, b.end, off, off + b.size, group))
+            if not b.gaps:
+                rects.append((b.start, b.end, off, off + b.size, group))
+                if owner is not members:
+                    owner.append(i)
+                continue
+            for s, e, lo, hi in b.pieces():  # during a gap only the window is occupied
+                rects.append((s, e, off + lo, off + hi, group))
+                owner.append(i)
+        seen: set[tuple[int, int]] = set()
         for x, y in find_overlaps(rects, limit=limit):
-            a, c = problem.buffers[members[x]], problem.buffers[members[y]]
-            oa, oc = plan.placements[a.id].offset, plan.placements[c.id].offset
-            t0, t1 = max(a.start, c.start), min(a.end, c.end)
-            lo, hi = max(oa, oc), min(oa + a.size, oc + c.size)
+            if owner is not members:  # pieces of the same two buffers are one violation
+                if owner[x] > owner[y]:
+                    x, y = y, x  # (named in problem order)
+                if (owner[x], owner[y]) in seen:
+                    continue
+                seen.add((owner[x], owner[y]))
+            a, c = problem.buffers[owner[x]], problem.buffers[owner[y]]
+            t0, t1 = max(rects[x][0], rects[y][0]), min(rects[x][1], rects[y][1])
+            lo, hi = max(rects[x][2], rects[y][2]), min(rects[x][3], rects[y][3])
             out.append(Violation(
                 "overlap", f"buffers {a.id!r} and {c.id!r} share bytes [{lo}, {hi}) of pool "
                 f"{pool!r} during steps [{t0}, {t1})", (a.id, c.id)))

@@ -12,7 +12,7 @@ The picture stays readable at thousands of buffers: rectangles are drawn as one 
 edges thin out and vanish as the count grows, colour carries the size (or lifetime, or birth
 time) on a log scale, and buffer names are written only up to ``label_limit`` buffers.
 
-matplotlib is an optional dependency (``pip install 'cpplan[plot]'``), imported only when a plot
+matplotlib is an optional dependency (``pip install ".[plot]"``), imported only when a plot
 is drawn; without it the functions raise :class:`~cpplan.errors.CpplanError` saying so. Figures
 are built without ``pyplot``, so nothing here depends on a display or a GUI backend.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .bounds import max_load
-from .errors import CpplanError
+from .errors import CpplanError, missing_extra
 from .plan import Plan
 from .problem import Problem
 
@@ -38,7 +38,7 @@ def _matplotlib() -> Any:
         import matplotlib
         import matplotlib.figure  # noqa: F401
     except ImportError:
-        raise CpplanError("plotting needs matplotlib: pip install 'cpplan[plot]'") from None
+        raise missing_extra("plotting", "matplotlib", "plot") from None
     return matplotlib
 
 
@@ -148,13 +148,16 @@ def plot_plan(
             pl = placed.get(b.id)
             if pl is None or pl.pool != pool_name or b.size == 0:
                 continue
-            rect = [(b.start, pl.offset), (b.end, pl.offset), (b.end, pl.offset + b.size),
-                    (b.start, pl.offset + b.size)]
-            if b.id in aliased:
-                alias_rects.append(rect)
-            else:
-                roots.append(rect)
-                root_vals.append(v)
+            # A buffer with gaps is drawn as the pieces it occupies (its windows in the gaps).
+            for s, e, lo, hi in b.pieces() if b.gaps else [(b.start, b.end, 0, b.size)]:
+                rect = [(s, pl.offset + lo), (e, pl.offset + lo), (e, pl.offset + hi),
+                        (s, pl.offset + hi)]
+                if b.id in aliased:
+                    alias_rects.append(rect)
+                else:
+                    roots.append(rect)
+                    root_vals.append(v)
+            if b.id not in aliased:
                 names.append((b.id, (b.start + b.end) / 2, pl.offset + b.size / 2, b.size))
         if roots:
             coll = PolyCollection(np.asarray(roots, float), linewidths=lw,
@@ -245,44 +248,6 @@ def save_plot(problem: Problem, plan: Plan, path: str | Path, *, width: int = 16
     fig.savefig(buf, format=fmt, dpi=dpi)
     write_bytes_atomic(path, buf.getvalue())
     return path
-
-
-def run_cli(problem_file: str, plan_file: str | None, output: str, *, planner: str | None,
-            time_limit: float, color_by: str, size: str) -> None:
-    """``cpplan plot``: draw the plan in ``plan_file``, or one made now (``planner``, else the
-    exact reference, from the grader's cache when it holds one)."""
-    import sys
-
-    from .io import read_plan, read_problem
-    from .plan import check
-
-    try:
-        width, height = (int(v) for v in size.lower().split("x"))
-    except ValueError:
-        raise CpplanError(f"--size must be WIDTHxHEIGHT in pixels, got {size!r}") from None
-    problem = read_problem(problem_file)
-    if plan_file is not None:
-        if planner is not None:
-            raise CpplanError("give a PLAN file or --planner, not both")
-        plan = read_plan(plan_file, problem)
-    elif planner is not None:
-        from .planners import get
-
-        plan = get(planner)(problem)
-    else:
-        from .grade import cached_plan, default_cache_dir, reference
-
-        cache = default_cache_dir()
-        reference(problem, time_limit=time_limit, cache_dir=cache)
-        plan = cached_plan(problem, cache)
-        if plan is None:
-            raise CpplanError("the exact reference found no plan (is the problem infeasible?)")
-    bad = check(problem, plan)
-    if bad:
-        print(f"cpplan: warning: the plan is invalid ({len(bad)} violations, first: {bad[0]}); "
-              "drawn anyway", file=sys.stderr)
-    save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
-    print(f"wrote {output}: {plan.summary()}", file=sys.stderr)
 
 
 def plot_grade(report: Any, *, cap: float = 2.0, figsize: tuple[float, float] | None = None,

@@ -23,19 +23,24 @@ Conventions (they hold everywhere in cpplan):
 * A **fixed offset** pins a buffer to that byte offset in whichever candidate pool it lands in. It
   must be a multiple of the buffer's alignment and of the base alignment of every candidate pool.
   Fixed buffers that overlap (a moment and a byte) must not share a candidate pool.
+* A **gap** is a stretch ``[start, end)`` inside a buffer's lifetime during which the buffer
+  occupies none of its bytes, or only a *window* ``[lo, hi)`` of them (MiniMalloc's ``gaps``,
+  google/minimalloc ``src/minimalloc.h``, ``Gap`` with its lifespan and optional window):
+  other buffers may use the rest meanwhile. The buffer keeps its offset, and its height in the
+  pool is still ``offset + size``. Gaps of a buffer never overlap each other and stay inside its
+  lifetime. A buffer with gaps is placed as a block of several pieces, like an alias block.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from numbers import Integral
 
 from .errors import ProblemError
 
-__all__ = ["Alias", "Buffer", "Pool", "Problem", "DEFAULT_POOL"]
+__all__ = ["Alias", "Buffer", "Gap", "Pool", "Problem", "DEFAULT_POOL"]
 
 DEFAULT_POOL = "default"
 
@@ -47,6 +52,8 @@ MAX_VALUE = 2**62
 
 def _integer(value: object, what: str, *, buffer: str | None = None,
              pool: str | None = None) -> int:
+    if type(value) is int and -MAX_VALUE < value < MAX_VALUE:  # the common case, fast
+        return value
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ProblemError(f"must be an integer, got {value!r}", buffer=buffer, pool=pool,
                            field=what)
@@ -90,12 +97,58 @@ class Pool:
 
 
 @dataclass(frozen=True, slots=True)
+class Gap:
+    """During steps ``[start, end)`` its buffer occupies only bytes ``window = (lo, hi)`` of
+    itself (relative to its offset), or nothing when ``window`` is ``None``.
+
+    Built from a :class:`Gap`, a pair ``(start, end)`` or a quadruple ``(start, end, lo, hi)``;
+    checked against its buffer by :class:`Buffer` (inside the lifetime, window inside the size).
+    """
+
+    start: int
+    end: int
+    window: tuple[int, int] | None = None
+
+    @property
+    def lo(self) -> int:
+        return 0 if self.window is None else self.window[0]
+
+    @property
+    def hi(self) -> int:
+        return 0 if self.window is None else self.window[1]
+
+
+def _gap(value: object, bid: str, k: int) -> Gap:
+    """``value`` as a checked :class:`Gap` of buffer ``bid`` (its ``k``-th gap)."""
+    what = f"gaps[{k}]"
+    if isinstance(value, Gap):
+        start, end, window = value.start, value.end, value.window
+    elif isinstance(value, (tuple, list)) and len(value) in (2, 4):
+        start, end = value[0], value[1]
+        window = None if len(value) == 2 else (value[2], value[3])
+    else:
+        raise ProblemError(f"must be (start, end) or (start, end, lo, hi), got {value!r}",
+                           buffer=bid, field=what)
+    start = _integer(start, what, buffer=bid)
+    end = _integer(end, what, buffer=bid)
+    if end <= start:
+        raise ProblemError(f"[{start}, {end}) is empty: a gap needs end > start", buffer=bid,
+                           field=what)
+    if window is not None:
+        if not isinstance(window, (tuple, list)) or len(window) != 2:
+            raise ProblemError(f"window must be (lo, hi), got {window!r}", buffer=bid, field=what)
+        window = (_integer(window[0], what, buffer=bid), _integer(window[1], what, buffer=bid))
+    return Gap(start, end, window)
+
+
+@dataclass(frozen=True, slots=True)
 class Buffer:
     """A named block of bytes alive during ``[start, end)``.
 
     ``pools`` lists candidate pools, first preferred; empty means any pool of the problem.
     ``offset`` fixes the byte offset (a pre-placed buffer); ``hint`` suggests one (planners may use
-    it as a warm start; it is never a constraint).
+    it as a warm start; it is never a constraint). ``gaps`` (see the module docstring) are
+    stretches of the lifetime where it occupies only a window of its bytes, or none.
     """
 
     id: str
@@ -106,13 +159,23 @@ class Buffer:
     pools: tuple[str, ...] = ()
     offset: int | None = None
     hint: int | None = None
+    gaps: tuple[Gap, ...] = ()
 
     def __post_init__(self) -> None:
+        # Checks run per buffer on inputs of 10^5 buffers: the common case (plain ints, a str id,
+        # nothing optional) is one expression; anything else takes the checks that explain.
+        size, start, end, align = self.size, self.start, self.end, self.alignment
+        if (type(size) is int and type(start) is int and type(end) is int and type(align) is int
+                and type(self.id) is str and self.id and 0 <= size < MAX_VALUE
+                and -MAX_VALUE < start < end < MAX_VALUE and 0 < align < MAX_VALUE
+                and self.pools == () and self.offset is None and self.hint is None
+                and self.gaps == ()):
+            return
         bid = self.id
-        if isinstance(bid, Integral) and not isinstance(bid, bool):
+        if type(bid) is not str and isinstance(bid, Integral) and not isinstance(bid, bool):
             bid = str(int(bid))
             object.__setattr__(self, "id", bid)
-        if not isinstance(bid, str) or not bid:
+        if not bid or not isinstance(bid, str):
             raise ProblemError("must be a non-empty string", buffer=str(bid), field="id")
         size = _integer(self.size, "size", buffer=bid)
         if size < 0:
@@ -127,31 +190,79 @@ class Buffer:
             raise ProblemError(f"must be a positive integer, got {align}", buffer=bid,
                                field="alignment")
         pools = self.pools
-        if isinstance(pools, str):
-            pools = (pools,)
-        pools = tuple(pools)
-        if any(not isinstance(p, str) or not p for p in pools):
-            raise ProblemError(f"must be pool names, got {pools!r}", buffer=bid, field="pools")
-        if len(set(pools)) != len(pools):
-            raise ProblemError(f"lists a pool twice: {pools!r}", buffer=bid, field="pools")
-        for name, value in (("offset", self.offset), ("hint", self.hint)):
-            if value is not None:
-                v = _integer(value, name, buffer=bid)
-                if v < 0:
-                    raise ProblemError(f"must be >= 0, got {v}", buffer=bid, field=name)
-                object.__setattr__(self, name, v)
-        if self.offset is not None and self.offset % align:
-            raise ProblemError(f"{self.offset} is not a multiple of the alignment {align}",
-                               buffer=bid, field="offset")
-        object.__setattr__(self, "size", size)
-        object.__setattr__(self, "start", start)
-        object.__setattr__(self, "end", end)
-        object.__setattr__(self, "alignment", align)
-        object.__setattr__(self, "pools", pools)
+        if pools != ():  # (empty: any pool)
+            if isinstance(pools, str):
+                pools = (pools,)
+            pools = tuple(pools)
+            if any(not isinstance(p, str) or not p for p in pools):
+                raise ProblemError(f"must be pool names, got {pools!r}", buffer=bid,
+                                   field="pools")
+            if len(set(pools)) != len(pools):
+                raise ProblemError(f"lists a pool twice: {pools!r}", buffer=bid, field="pools")
+            object.__setattr__(self, "pools", pools)
+        if self.offset is not None or self.hint is not None:
+            for name, value in (("offset", self.offset), ("hint", self.hint)):
+                if value is not None:
+                    v = _integer(value, name, buffer=bid)
+                    if v < 0:
+                        raise ProblemError(f"must be >= 0, got {v}", buffer=bid, field=name)
+                    object.__setattr__(self, name, v)
+            if self.offset is not None and self.offset % align:
+                raise ProblemError(f"{self.offset} is not a multiple of the alignment {align}",
+                                   buffer=bid, field="offset")
+        # (_integer returns plain ints as they are; anything else was converted)
+        if size is not self.size:
+            object.__setattr__(self, "size", size)
+        if start is not self.start:
+            object.__setattr__(self, "start", start)
+        if end is not self.end:
+            object.__setattr__(self, "end", end)
+        if align is not self.alignment:
+            object.__setattr__(self, "alignment", align)
+        if self.gaps:
+            object.__setattr__(self, "gaps", self._checked_gaps())
+        elif not isinstance(self.gaps, tuple):
+            object.__setattr__(self, "gaps", ())
+
+    def _checked_gaps(self) -> tuple[Gap, ...]:
+        bid = self.id
+        if isinstance(self.gaps, (str, bytes, Gap)) or not isinstance(self.gaps, (tuple, list)):
+            raise ProblemError(f"must be a list of gaps, got {self.gaps!r}", buffer=bid,
+                               field="gaps")
+        gaps = tuple(_gap(g, bid, k) for k, g in enumerate(self.gaps))
+        for k, g in enumerate(gaps):
+            if g.start < self.start or g.end > self.end:
+                raise ProblemError(f"[{g.start}, {g.end}) is outside the lifetime "
+                                   f"[{self.start}, {self.end})", buffer=bid, field=f"gaps[{k}]")
+            if g.window is not None and not 0 <= g.window[0] <= g.window[1] <= self.size:
+                raise ProblemError(f"window [{g.window[0]}, {g.window[1]}) is not within the "
+                                   f"buffer's {self.size} bytes", buffer=bid, field=f"gaps[{k}]")
+        order = sorted(range(len(gaps)), key=lambda k: gaps[k].start)
+        for a, b in zip(order, order[1:], strict=False):
+            if gaps[b].start < gaps[a].end:
+                raise ProblemError(
+                    f"[{gaps[b].start}, {gaps[b].end}) overlaps gaps[{a}] "
+                    f"[{gaps[a].start}, {gaps[a].end})", buffer=bid, field=f"gaps[{b}]")
+        return gaps
 
     @property
     def lifetime(self) -> tuple[int, int]:
         return self.start, self.end
+
+    def pieces(self) -> list[tuple[int, int, int, int]]:
+        """What the buffer occupies, as rectangles ``(start, end, lo, hi)`` of steps and bytes
+        relative to its offset: ``[0, size)`` over its lifetime outside the gaps, and each
+        gap's window during the gap. Disjoint, in time order; empty ones left out."""
+        out: list[tuple[int, int, int, int]] = []
+        t = self.start
+        for g in sorted(self.gaps, key=lambda g: g.start):
+            if g.start > t:
+                out.append((t, g.start, 0, self.size))
+            out.append((g.start, g.end, g.lo, g.hi))
+            t = g.end
+        if t < self.end:
+            out.append((t, self.end, 0, self.size))
+        return [p for p in out if p[3] > p[2]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,13 +518,17 @@ class Problem:
             disp = {m.id: self.root_of[m.id][1] if m.id in self.root_of else 0 for _, m in pairs}
             group = {r.id: k for k, r in enumerate(dict.fromkeys(r for r, _ in pairs))}
             rects = []
-            for r, m in pairs:
-                lo = r.offset + disp[m.id]  # type: ignore[operator]
-                rects.append((m.start, m.end, lo, lo + m.size, group[r.id]))
+            owner = []  # rect -> its pair
+            for k, (r, m) in enumerate(pairs):
+                base = r.offset + disp[m.id]  # type: ignore[operator]
+                for s, e, lo, hi in m.pieces():  # (a gap frees the bytes outside its window)
+                    rects.append((s, e, base + lo, base + hi, group[r.id]))
+                    owner.append(k)
             hit = first_overlap(rects)
             if hit is not None:
-                (ra, a), (rc, c) = pairs[hit[0]], pairs[hit[1]]
-                la, lc = rects[hit[0]][2], rects[hit[1]][2]
+                (ra, a), (rc, c) = pairs[owner[hit[0]]], pairs[owner[hit[1]]]
+                la = ra.offset + disp[a.id]  # type: ignore[operator]
+                lc = rc.offset + disp[c.id]  # type: ignore[operator]
                 via = "" if a is ra else f" (through its alias {a.id!r})"
                 via_c = "" if c is rc else f" (through its alias {c.id!r})"
                 raise ProblemError(
@@ -422,9 +537,3 @@ class Problem:
                     f"during [{c.start}, {c.end}){via_c}, and both may go to pool "
                     f"{pool_name!r}", buffer=ra.id, field="offset")
 
-
-def lcm(values: Iterable[int]) -> int:
-    out = 1
-    for v in values:
-        out = out * v // math.gcd(out, v)
-    return out

@@ -422,3 +422,9 @@ def _exact_pools(state: _State, control: Control) -> None:
         state.raise_lower(out.bound * b.scale, "cp-sat bound")
     if out.status == "infeasible" and state.objective is None:
         state.notes.append("proved: no plan meets the pools' capacities (CP-SAT)")
+
+
+@registry.register("cpplan", family="exact", reproduces="")
+def plan(problem: Problem, **options: object) -> Plan:
+    """cpplan's solver: bounds, heuristic portfolio, raced CP-SAT probes, anytime minimisation."""
+    return solve(problem, **options)  # type: ignore[arg-type]

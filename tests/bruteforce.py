@@ -1,8 +1,9 @@
 """The exhaustive reference: the best objective of a small problem, by trying every placement.
 
 It shares no code with cpplan's planners, blocks or bounds; only :class:`cpplan.Problem` (the
-input) is read. Every block (a root buffer and the buffers aliased into it) tries every candidate
-pool and every offset that meets its members' alignments, its root's pool alignment and its
+input) is read; a buffer's gaps are read step by step (one unit rectangle per step of life).
+Every block (a root buffer and the buffers aliased into it) tries every candidate pool and every
+offset that meets its members' alignments, its root's pool alignment and its
 fixed offset, from 0 up to a stacking height ``S_p``; branch and bound on the objective prunes.
 
 Why ``S_p`` loses nothing: take any valid plan and restack pool ``p``'s free blocks above its
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from cpplan.problem import Problem
 
-__all__ = ["brute_force", "BruteResult", "fits"]
+__all__ = ["brute_force", "BruteResult", "fits", "occupied"]
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,23 @@ def _blocks(problem: Problem) -> list[dict]:
                    if r % math.lcm(rb.alignment, pools[p].alignment) == 0
                    and all((r + d) % m.alignment == 0 for m, d in members)]
             blk["period"][p], blk["residues"][p] = period, res
-        blk["rects"] = [(m.start, m.end, d, d + m.size) for m, d in members if m.size > 0]
+        blk["rects"] = [r for m, d in members for r in occupied(m, d)]
         blk["top"] = max(d + m.size for m, d in members)
         out.append(blk)
+    return out
+
+
+def occupied(buffer, disp: int) -> list[tuple[int, int, int, int]]:
+    """The non-empty rectangles (steps x bytes from the block's offset) a buffer occupies: step
+    by step, nothing or its gap's window inside a gap, all its bytes elsewhere in its life."""
+    out = []
+    for t in range(buffer.start, buffer.end):
+        lo, hi = 0, buffer.size
+        for g in buffer.gaps:
+            if g.start <= t < g.end:
+                lo, hi = (0, 0) if g.window is None else g.window
+        if hi > lo:
+            out.append((t, t + 1, disp + lo, disp + hi))
     return out
 
 

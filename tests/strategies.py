@@ -74,6 +74,7 @@ def problems(
     ids: st.SearchStrategy[str] | None = None,
     max_size: int = 64,
     max_time: int = 12,
+    gaps: bool = False,
 ) -> Problem:
     """A random valid problem (see the module docstring)."""
     n_pools = draw(st.integers(1, max_pools))
@@ -149,8 +150,22 @@ def problems(
         if capacities and draw(st.booleans()):
             cap = max(fixed_end.get(name, 0), draw(st.integers(0, 8 * max_size)))
         pools.append(Pool(name, cap, pool_align[k], pool_cost[k]))
-    buffers = [Buffer(names[i], size[i], start[i], end[i], align[i], cands[i], offset[i], hint[i])
-               for i in range(n)]
+    holes: list[tuple] = [() for _ in range(n)]
+    if gaps:  # up to two disjoint gaps inside the lifetime, some with a window of the bytes
+        for i in range(n):
+            if draw(st.integers(0, 2)) == 0:
+                continue
+            cuts = sorted(draw(st.sets(st.integers(start[i], end[i]), min_size=2, max_size=4)))
+            chosen = []
+            for k in range(0, len(cuts) - 1, 2):
+                window = ()
+                if size[i] and draw(st.booleans()):
+                    lo = draw(st.integers(0, size[i]))
+                    window = (lo, draw(st.integers(lo, size[i])))
+                chosen.append((cuts[k], cuts[k + 1], *window))
+            holes[i] = tuple(chosen)
+    buffers = [Buffer(names[i], size[i], start[i], end[i], align[i], cands[i], offset[i], hint[i],
+                      holes[i]) for i in range(n)]
     alias_list = [Alias(names[i], names[j], d) for i, (j, d) in parent.items()]
     alias_list = draw(st.permutations(alias_list)) if alias_list else []
     name = draw(st.sampled_from(["", "net", "p-1"]))

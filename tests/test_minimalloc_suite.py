@@ -2,8 +2,7 @@
 MiniMalloc's verdict from cpplan, through the files and commands a MiniMalloc user would use.
 
 The agreement count is the number of passing tests here against the number of cases
-(``python -m pytest tests/test_minimalloc_suite.py -q -rx``): cases with MiniMalloc's gaps are
-``xfail(strict=True)`` until the engine issue (14) brings gaps, and must pass then.
+(``python -m pytest tests/test_minimalloc_suite.py -q``); cases with MiniMalloc's gaps included.
 """
 
 from __future__ import annotations
@@ -22,12 +21,9 @@ from cpplan.solve import solve
 from tests import minimalloc_cases as mm
 from tests.bruteforce import fits as brute_fits
 
-GAPS = pytest.mark.xfail(strict=True, reason="gaps land with issue 14")
-
 
 def cases(items) -> list:
-    return [pytest.param(c, id=c.name.replace(" ", "-"), marks=[GAPS] if c.gaps else [])
-            for c in items]
+    return [pytest.param(c, id=c.name.replace(" ", "-")) for c in items]
 
 
 def run(*args) -> object:

@@ -13,6 +13,8 @@ pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+# Notebooks that need an extra beyond [notebooks]: (module, extra).
+EXTRAS = {"04-executorch": ("executorch.exir", "executorch")}
 
 
 def test_there_are_notebooks() -> None:
@@ -21,6 +23,10 @@ def test_there_are_notebooks() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path.stem in EXTRAS:
+        from tests.shared import require
+
+        require(*EXTRAS[path.stem])
     monkeypatch.setenv("CPPLAN_NOTEBOOK_QUICK", "1")
     monkeypatch.setenv("CPPLAN_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")

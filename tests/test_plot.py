@@ -91,7 +91,7 @@ def test_missing_matplotlib_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
     problem = two_pools_with_aliases()
     plan = get("naive")(problem)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(CpplanError, match=r"pip install 'cpplan\[plot\]'"):
+    with pytest.raises(CpplanError, match=r'pip install "\.\[plot\]"'):
         plot_plan(problem, plan)
 
 
@@ -117,3 +117,14 @@ def test_plot_grade_is_a_grid_of_ratios(tmp_path: Path) -> None:
     assert texts.count("invalid") == 2 and any(t.startswith("1.000") for t in texts)
     fig.savefig(tmp_path / "grade.png")
     assert png_size(tmp_path / "grade.png")[0] > 100
+
+
+def test_a_buffer_with_gaps_is_drawn_as_the_pieces_it_occupies() -> None:
+    # a: idle during [2, 4), only bytes [0, 8) of it during [4, 6): three rectangles; b: one.
+    problem = Problem((Buffer("a", 16, 0, 6, gaps=[(2, 4), (4, 6, 0, 8)]), Buffer("b", 8, 2, 4)))
+    plan = get("naive")(problem)
+    ax = next(ax for ax in plot_plan(problem, plan).get_axes()
+              if ax.get_ylabel().endswith("offset"))
+    boxes = sorted(tuple(p.get_extents().bounds) for c in ax.collections for p in c.get_paths())
+    oa, ob = plan.offset("a"), plan.offset("b")
+    assert boxes == sorted([(0, oa, 2, 16), (4, oa, 2, 8), (2, ob, 2, 8)])

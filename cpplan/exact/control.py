@@ -72,7 +72,7 @@ class Control:
         finally:
             with self._lock:
                 self._active.discard(solver)
-            (budget or self.budget).report(solver.deterministic_time * CP_SAT_UNIT)
+            (budget or self.budget).report(solver.response_proto.deterministic_time * CP_SAT_UNIT)
 
     def solver(self, seconds: float, workers: int = 1) -> cp_model.CpSolver:
         from ortools.sat.python import cp_model

@@ -27,8 +27,12 @@ search of MiniMalloc (google/minimalloc, ``src/solver.cc`` and ``src/sweeper.cc`
 
 Fixed offsets: a fixed block's minimum offset starts at its offset and may not rise above it; no
 block is placed above an unplaced fixed block's offset (it must come first in the canonical
-order). Blocks with several pieces (aliases) are packed by their bounding rectangle, which is a
-restriction: then "feasible" answers stay right but an exhausted search is reported ``unknown``.
+order). Blocks with several pieces (aliases, buffers with gaps) are packed by their bounding
+rectangle, which is a restriction: then "feasible" answers stay right but an exhausted search is
+reported ``unknown``, and proofs come from CP-SAT (:mod:`.search` races both). Placing pieces
+exactly in this canonical order would not be a proof either: a block may have to sit above one
+block and below another's window placed lower (``tests/test_gaps.py``, the window instance, where
+MiniMalloc's binary answers "not found" for a packing that exists).
 Blocks with several candidate pools, or in different pools, are declined (``unknown``).
 """
 

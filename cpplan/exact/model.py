@@ -199,9 +199,15 @@ def build_model(
             raise ValueError(f"unknown overlap formulation {overlap!r}")
     groups = _identical_groups(blocks, ids, kvars, presence)
     for group in groups:
-        # Identical blocks are interchangeable: keep them in id order, bottom to top.
+        # Identical blocks are interchangeable: keep them in id order, bottom to top. Copies
+        # share every moment, so each piece of one clears the same piece of the other: they are
+        # at least the tallest piece apart (the size for a rectangle; less for a buffer whose
+        # gaps keep only a window of it, whose copies may interleave).
+        i = int(ids[group[0]])
+        a0, b0 = int(blocks.piece_ptr[i]), int(blocks.piece_ptr[i + 1])
+        apart = int((blocks.piece_hi[a0:b0] - blocks.piece_lo[a0:b0]).max())
         for a, b in zip(group, group[1:], strict=False):
-            m.add(offset[a] + int(size[ids[a]]) <= offset[b])
+            m.add(offset[a] + apart <= offset[b])
     if minimise:
         m.minimize(sum(int(blocks.pool_cost[p]) * h for p, h in height.items()))
     life = (blocks.end - blocks.start)[ids]
@@ -225,7 +231,7 @@ def build_model(
                 m.add_hint(kvars[j], int(ho[j]) // aligns[j])
             for p, lit in presence[j].items():
                 if lit is not True:
-                    m.add_hint(lit, int(hp[j]) == p)
+                    m.add_hint(lit, int(int(hp[j]) == p))
     return PackingModel(m, ids, offset, kvars, aligns, presence, height, order)
 
 

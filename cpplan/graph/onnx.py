@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import CpplanError, FormatError, ProblemError
+from ..errors import FormatError, ProblemError, missing_extra
 from .ir import Graph, element_bytes, topological_order
 from .onnx_fold import RANDOM_OPS
 
@@ -91,17 +91,14 @@ def _import_onnx():
         import onnx  # noqa: F401
         import onnx.shape_inference  # noqa: F401
     except ImportError:
-        raise CpplanError("the ONNX front end needs the onnx package: pip install "
-                          "'cpplan[onnx]'") from None
+        raise missing_extra("the ONNX front end", "onnx", "onnx") from None
     return onnx
 
 
 def file_digest(path: str | Path) -> str:
-    h = hashlib.sha256()
+    """The SHA-256 of the file's bytes (hex)."""
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _read(onnx, path: str):

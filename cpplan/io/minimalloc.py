@@ -6,10 +6,13 @@ bytes, plus optional ``alignment`` and ``hint`` columns. Its solutions are the s
 ``offset`` column (google/minimalloc ``src/converter.cc``, ``FromCsv``/``ToCsv``). cpplan reads and
 writes exactly that, so plans pass between the two tools. Like MiniMalloc, an ``end`` column
 (instead of ``upper``) is inclusive, so 1 is added to it; ``begin``/``start`` stand for ``lower``
-and ``buffer``/``buffer_id`` for ``id``. MiniMalloc's ``gaps`` column (sub-lifetimes where a
-buffer is idle) reads when its cells are empty (no gaps, as MiniMalloc's ``FromCsvWithEmptyGaps``);
-a buffer with gaps is refused with a clear error naming its line, never silently ignored. Other
-unknown columns are ignored, as MiniMalloc does. cpplan also reads an optional ``hint`` column.
+and ``buffer``/``buffer_id`` for ``id``. MiniMalloc's ``gaps`` column holds a buffer's gaps
+(:class:`cpplan.problem.Gap`), separated by spaces: ``lower-upper`` (the buffer occupies nothing
+then) or ``lower-upper@lo:hi`` (only bytes ``[lo, hi)`` of it), lifetimes as the buffer's (with an
+``end`` column the gap's upper is inclusive too); an empty cell means no gaps. cpplan writes the
+column when some buffer has gaps, after ``alignment`` and ``hint``, as MiniMalloc's ``ToCsv``
+does. Other unknown columns are ignored, as MiniMalloc does. cpplan also reads an optional
+``hint`` column.
 
 An ``offset`` column in a *problem* file fixes those buffers' offsets, as MiniMalloc's
 ``FromCsv`` does (google/minimalloc ``tests/converter_test.cc``, ``FromCsvWithSolution``); an
@@ -26,11 +29,12 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import FormatError, PlanError, ProblemError
 from ..plan import Placement, Plan
-from ..problem import Buffer, Pool, Problem
+from ..problem import Buffer, Gap, Pool, Problem
 from .atomic import write_text_atomic
 from .text import read_text
 
@@ -43,7 +47,9 @@ _REQUIRED = ("id", "lower", "upper", "size")
 _KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool", "gaps")
 
 
-def _rows(text: str, source: str):
+def _table(text: str, source: str) -> tuple[dict[str, int], bool, Iterator[tuple[int, list[str]]]]:
+    """The known columns' positions, whether ``upper`` is an inclusive ``end``, and the rows:
+    ``(line number, stripped cells)``, blank lines skipped, widths checked."""
     lines = text.splitlines()
     # The first non-empty line is the header.
     k = 0
@@ -63,22 +69,18 @@ def _rows(text: str, source: str):
     if len(set(header)) != len(header):
         raise FormatError("a column appears twice", source=source, line=k + 1, field="header")
     col = {c: i for i, c in enumerate(header) if c in _KNOWN}
-    width = len(header)
-    for n, raw in enumerate(lines[k + 1:], start=k + 2):
-        if not raw.strip():
-            continue
-        cells = [c.strip() for c in raw.split(",")]
+    return col, inclusive_end, _cells(lines, k + 1, len(header), source)
+
+
+def _cells(lines: list[str], first: int, width: int, source: str
+           ) -> Iterator[tuple[int, list[str]]]:
+    for n, raw in enumerate(lines[first:], start=first + 1):
+        cells = raw.split(",")
         if len(cells) != width:
+            if not raw.strip():  # (a blank line has one cell; a header has at least four)
+                continue
             raise FormatError(f"expected {width} fields, got {len(cells)}", source=source, line=n)
-        row = {c: cells[i] for c, i in col.items()}
-        if row.get("gaps"):
-            raise FormatError(f"{row['gaps']!r}: MiniMalloc's gaps (idle periods of a "
-                              "buffer) are not supported yet; express them as aliases in cpplan "
-                              "JSON", source=source, line=n, field="gaps",
-                              buffer=row.get("id") or None)
-        if inclusive_end:
-            row["upper"] = _plus_one(row["upper"])
-        yield n, row
+        yield n, [c.strip() for c in cells]
 
 
 # Plain decimal integers only: Python's int() also takes "1_000", non-ASCII digits and
@@ -91,12 +93,92 @@ def _plus_one(cell: str) -> str:
 
 
 def _int(cell: str, field: str, source: str, line: int, buffer: str | None) -> int:
+    if cell.isdigit() and cell.isascii() and len(cell) <= 30:  # the common case, fast
+        return int(cell)
     if not _INTEGER.fullmatch(cell.strip()):
         digits = cell.strip().isascii() and cell.strip().isdigit()
         what = "too many digits" if digits else "not an integer"
         raise FormatError(f"{what}: {cell[:40]!r}", source=source, line=line, field=field,
                           buffer=buffer)
     return int(cell)
+
+
+_GAP = re.compile(r"([0-9]{1,30})-([0-9]{1,30})(?:@([0-9]{1,30}):([0-9]{1,30}))?")
+
+
+def _gaps(cell: str, inclusive_end: bool, lifetime: tuple[int, int], source: str, line: int,
+          buffer: str) -> tuple[Gap, ...]:
+    """A ``gaps`` cell: ``lower-upper`` or ``lower-upper@lo:hi``, separated by spaces (checked
+    against the buffer when it is built).
+
+    MiniMalloc accepts gaps reaching beyond the buffer's lifetime (its converter test
+    ``FromCsvWithGaps`` has one) and they mean nothing there, the buffer being dead: they are
+    clipped to the lifetime (dropped when wholly outside). cpplan's own model refuses them.
+    """
+    out = []
+    for text in cell.split():
+        m = _GAP.fullmatch(text)
+        if m is None:
+            raise FormatError(f"{text[:40]!r} is not a gap: expected lower-upper or "
+                              "lower-upper@lo:hi, separated by spaces", source=source, line=line,
+                              field="gaps", buffer=buffer)
+        lo, up, wlo, whi = m.groups()
+        window = None if wlo is None else (int(wlo), int(whi))
+        start, end = max(int(lo), lifetime[0]), min(int(up) + inclusive_end, lifetime[1])
+        if start < end or int(lo) >= int(up) + inclusive_end:  # (an empty gap is reported)
+            out.append(Gap(start, end, window))
+    return tuple(out)
+
+
+_PLAIN_CELL = {"id": r"[^,\s]+", "lower": "[0-9]{1,18}", "upper": "[0-9]{1,18}",
+               "size": "[0-9]{1,18}", "alignment": "[0-9]{1,18}"}
+
+
+def _plain(text: str, name: str) -> Problem | None:
+    """The problem of a plain file read at C speed, or ``None`` to take the line-by-line path.
+
+    Plain: only the columns id, lower/upper (or end), size and alignment; ids without blanks;
+    numbers of at most 18 digits (below 2**62); no blank lines. One regular expression checks
+    the whole body, then the columns are sliced out of one split. Anything else (including every
+    input that is an error) goes the line-by-line way, which names the line and field.
+    """
+    lines = text.splitlines()
+    k = 0
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    if k == len(lines):
+        return None
+    header = [c.strip().lower() for c in lines[k].split(",")]
+    inclusive = "end" in header and "upper" not in header
+    header = [_SYNONYMS.get(c, c) for c in header]
+    if len(set(header)) != len(header) or not set(_REQUIRED) <= set(header) or \
+            not set(header) <= set(_PLAIN_CELL):
+        return None
+    body = lines[k + 1:]
+    if not body:
+        return None
+    row = ",".join(_PLAIN_CELL[c] for c in header)
+    joined = "\n".join(body)
+    if re.fullmatch(f"(?:{row}\n)*{row}", joined) is None:
+        return None
+    flat = joined.replace("\n", ",").split(",")
+    width = len(header)
+    col = {c: i for i, c in enumerate(header)}
+    ids = flat[col["id"]::width]
+    lower = list(map(int, flat[col["lower"]::width]))
+    upper = list(map(int, flat[col["upper"]::width]))
+    if inclusive:
+        upper = [u + 1 for u in upper]
+    size = list(map(int, flat[col["size"]::width]))
+    align = list(map(int, flat[col["alignment"]::width])) if "alignment" in col else \
+        [1] * len(ids)
+    if len(set(ids)) != len(ids) or min(align) < 1 or \
+            any(u <= lo for lo, u in zip(lower, upper, strict=True)):
+        return None
+    try:
+        return Problem(tuple(map(Buffer, ids, size, lower, upper, align)), name=name)
+    except ProblemError:
+        return None
 
 
 def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
@@ -106,36 +188,45 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
     With ``fixed_offsets`` the ``offset`` cells become the buffers' fixed offsets (in the pool of
     their ``pool`` cell, if any), as MiniMalloc reads a problem; otherwise they are only returned.
     """
+    fast = _plain(text, name)
+    if fast is not None:
+        return fast, {}
     buffers: list[Buffer] = []
     seen: dict[str, int] = {}
     solution: dict[str, tuple[str | None, int]] = {}
     pools: list[str] = []
-    for line, row in _rows(text, source):
-        bid = row["id"]
+    col, inclusive, rows = _table(text, source)
+    ci, cl, cu, cs = col["id"], col["lower"], col["upper"], col["size"]
+    ca, ch, cp, co, cg = (col.get(c, -1) for c in ("alignment", "hint", "pool", "offset", "gaps"))
+    for line, cells in rows:
+        bid = cells[ci]
         if not bid:
             raise FormatError("empty id", source=source, line=line, field="id")
         if bid in seen:
             raise FormatError(f"duplicate id (first on line {seen[bid]})", source=source,
                               line=line, field="id", buffer=bid)
         seen[bid] = line
-        kw = {f: _int(row[f], f, source, line, bid) for f in ("lower", "upper", "size")}
-        align = _int(row["alignment"], "alignment", source, line, bid) if row.get(
-            "alignment") else 1
+        lower = _int(cells[cl], "lower", source, line, bid)
+        upper = _int(_plus_one(cells[cu]) if inclusive else cells[cu], "upper", source, line,
+                     bid)
+        size = _int(cells[cs], "size", source, line, bid)
+        align = _int(cells[ca], "alignment", source, line, bid) if ca >= 0 and cells[ca] else 1
         hint = None
-        if row.get("hint") not in (None, "", "-1"):
-            hint = _int(row["hint"], "hint", source, line, bid)
-        pool = row.get("pool") or None
+        if ch >= 0 and cells[ch] not in ("", "-1"):
+            hint = _int(cells[ch], "hint", source, line, bid)
+        pool = cells[cp] or None if cp >= 0 else None
         if pool and pool not in pools:
             pools.append(pool)
         offset = None
-        if row.get("offset") not in (None, ""):
-            offset = _int(row["offset"], "offset", source, line, bid)
+        if co >= 0 and cells[co]:
+            offset = _int(cells[co], "offset", source, line, bid)
             solution[bid] = (pool, offset)
         fixed = {} if not fixed_offsets or offset is None else {
             "offset": offset, "pools": (pool,) if pool else ()}
+        if cg >= 0 and cells[cg]:
+            fixed["gaps"] = _gaps(cells[cg], inclusive, (lower, upper), source, line, bid)
         try:
-            buffers.append(Buffer(bid, kw["size"], kw["lower"], kw["upper"], alignment=align,
-                                  hint=hint, **fixed))
+            buffers.append(Buffer(bid, size, lower, upper, align, hint=hint, **fixed))
         except ProblemError as e:
             field = {"start": "lower", "end": "upper"}.get(e.field or "", e.field)
             raise FormatError(e.reason, source=source, line=line, field=field,
@@ -166,22 +257,23 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
     text = read_text(path)
     placements: dict[str, Placement] = {}
     saw_offset = False
-    for line, row in _rows(text, str(path)):
-        if "offset" not in row:
+    col, _, rows = _table(text, str(path))
+    for line, cells in rows:
+        if "offset" not in col:
             raise FormatError("a plan needs an 'offset' column", source=str(path), line=1,
                               field="header")
         saw_offset = True
-        bid = row["id"]
+        bid = cells[col["id"]]
         if bid in placements:
             raise FormatError("duplicate id", source=str(path), line=line, field="id", buffer=bid)
         if bid not in problem.index:
             raise FormatError("not a buffer of the problem (is this the plan of another "
                               "problem?)", source=str(path), line=line, field="id", buffer=bid)
-        if not row["offset"]:
+        if not cells[col["offset"]]:
             raise FormatError("missing: a plan gives every buffer an offset", source=str(path),
                               line=line, field="offset", buffer=bid)
-        off = _int(row["offset"], "offset", str(path), line, bid)
-        pool = row.get("pool") or problem.candidates(bid)[0]
+        off = _int(cells[col["offset"]], "offset", str(path), line, bid)
+        pool = ("pool" in col and cells[col["pool"]]) or problem.candidates(bid)[0]
         placements[bid] = Placement(pool, off)
     if not saw_offset and problem.buffers:  # (the plan of a problem with no buffers is empty)
         raise FormatError("no buffers in plan", source=str(path), line=1)
@@ -195,6 +287,8 @@ def problem_to_csv(problem: Problem) -> str:
         extra.append("alignment")
     if any(b.hint is not None for b in problem.buffers):
         extra.append("hint")
+    if any(b.gaps for b in problem.buffers):
+        extra.append("gaps")
     out.write(",".join(("id", "lower", "upper", "size", *extra)) + "\n")
     for b in problem.buffers:
         row = [b.id, str(b.start), str(b.end), str(b.size)]
@@ -202,6 +296,10 @@ def problem_to_csv(problem: Problem) -> str:
             row.append(str(b.alignment))
         if "hint" in extra:
             row.append("-1" if b.hint is None else str(b.hint))
+        if "gaps" in extra:
+            row.append(" ".join(f"{g.start}-{g.end}" + ("" if g.window is None else
+                                                        f"@{g.window[0]}:{g.window[1]}")
+                                for g in b.gaps))
         out.write(",".join(row) + "\n")
     return out.getvalue()
 

@@ -5,11 +5,14 @@ A problem file::
     {"format": "cpplan-problem", "version": 1, "name": "...", "meta": {...},
      "pools": [{"name": "sram", "capacity": 262144, "alignment": 64, "cost": 1}, ...],
      "buffers": [{"id": "x", "size": 1024, "start": 0, "end": 3, "alignment": 64,
-                  "pools": ["sram", "dram"], "offset": 0, "hint": 0}, ...],
+                  "pools": ["sram", "dram"], "offset": 0, "hint": 0,
+                  "gaps": [{"start": 1, "end": 2}, {"start": 2, "end": 3, "window": [0, 512]}]},
+                 ...],
      "aliases": [{"buffer": "y", "root": "x", "displacement": 512}, ...]}
 
-Fields at their defaults may be left out (``alignment`` 1, ``pools`` any, no ``offset`` or
-``hint``; a missing ``pools`` list at the top means one unbounded pool named ``default``).
+Fields at their defaults may be left out (``alignment`` 1, ``pools`` any, no ``offset``,
+``hint`` or ``gaps``; a gap without ``window`` frees all the buffer's bytes; a missing ``pools``
+list at the top means one unbounded pool named ``default``).
 A plan file::
 
     {"format": "cpplan-plan", "version": 1, "planner": "...", "status": "optimal",
@@ -38,7 +41,8 @@ __all__ = ["problem_to_dict", "problem_from_dict", "plan_to_dict", "plan_from_di
            "read_problem", "write_problem", "read_plan", "write_plan"]
 
 VERSION = 1
-_BUFFER_FIELDS = {"id", "size", "start", "end", "alignment", "pools", "offset", "hint"}
+_BUFFER_FIELDS = {"id", "size", "start", "end", "alignment", "pools", "offset", "hint", "gaps"}
+_GAP_FIELDS = {"start", "end", "window"}
 _POOL_FIELDS = {"name", "capacity", "alignment", "cost"}
 _ALIAS_FIELDS = {"buffer", "root", "displacement"}
 
@@ -55,6 +59,10 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
             d["offset"] = b.offset
         if b.hint is not None:
             d["hint"] = b.hint
+        if b.gaps:
+            d["gaps"] = [{"start": g.start, "end": g.end} if g.window is None else
+                         {"start": g.start, "end": g.end, "window": list(g.window)}
+                         for g in b.gaps]
         bufs.append(d)
     out: dict[str, Any] = {"format": "cpplan-problem", "version": VERSION, "name": problem.name}
     if problem.meta:
@@ -99,6 +107,27 @@ def _header(data: Any, kind: str, source: str) -> dict:
     return data
 
 
+def _gaps(data: Any, buffer: str, source: str) -> tuple[tuple, ...]:
+    """A buffer's ``gaps``: objects ``{"start", "end"[, "window": [lo, hi]]}`` (checked against
+    the buffer when it is built)."""
+    if not isinstance(data, list):
+        raise FormatError(f"must be a list of gaps, got {type(data).__name__}", source=source,
+                          field="gaps", buffer=buffer)
+    out = []
+    for k, g in enumerate(data):
+        g = _fields(g, _GAP_FIELDS, f"gaps[{k}]", source, buffer=buffer)
+        for req in ("start", "end"):
+            if req not in g:
+                raise FormatError("missing", source=source, field=f"gaps[{k}].{req}",
+                                  buffer=buffer)
+        window = g.get("window")
+        if window is not None and (not isinstance(window, list) or len(window) != 2):
+            raise FormatError(f"window must be [lo, hi], got {window!r}", source=source,
+                              field=f"gaps[{k}].window", buffer=buffer)
+        out.append((g["start"], g["end"]) if window is None else (g["start"], g["end"], *window))
+    return tuple(out)
+
+
 def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
     data = _header(data, "problem", source)
     try:
@@ -123,7 +152,7 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
                                   buffer=str(b["id"]))
             buffers.append(Buffer(b["id"], b["size"], b["start"], b["end"],
                                   b.get("alignment", 1), tuple(pl), b.get("offset"),
-                                  b.get("hint")))
+                                  b.get("hint"), _gaps(b.get("gaps", []), str(b["id"]), source)))
         aliases = []
         for k, a in enumerate(_expect(data.get("aliases", []), list, "aliases", source)):
             a = _fields(a, _ALIAS_FIELDS, f"aliases[{k}]", source)

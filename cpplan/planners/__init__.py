@@ -30,9 +30,5 @@ def load_all() -> None:
     for mod in pkgutil.iter_modules(replicas.__path__):
         if not mod.name.startswith("_"):
             importlib.import_module(f"{replicas.__name__}.{mod.name}")
-    # The exact planners live in cpplan.exact and register themselves the same way.
-    try:
-        importlib.import_module("cpplan.exact")
-    except ModuleNotFoundError as e:  # pragma: no cover - only while the package is partial
-        if e.name != "cpplan.exact":
-            raise
+    # The solver registers itself as the planner "cpplan" (it sits above every planner).
+    importlib.import_module("cpplan.solve")

@@ -31,7 +31,7 @@ PLANNERS: dict[str, PlannerInfo] = {}
 
 
 def register(name: str, *, family: str, reproduces: str = "") -> Callable[[Planner], Planner]:
-    """Decorator: register ``function`` under ``name`` (its docstring's first line is the
+    """Decorator: register ``function`` under ``name`` (its docstring's first paragraph is the
     summary)."""
     if family not in ("replica", "own", "exact"):
         raise ValueError(f"unknown planner family {family!r}")
@@ -39,7 +39,8 @@ def register(name: str, *, family: str, reproduces: str = "") -> Callable[[Plann
     def deco(function: Planner) -> Planner:
         if name in PLANNERS and PLANNERS[name].function is not function:
             raise ValueError(f"planner {name!r} registered twice")
-        summary = (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
+        # The docstring's first paragraph, whole (a first line alone stops mid-sentence).
+        summary = " ".join((function.__doc__ or "").strip().split("\n\n")[0].split())
         PLANNERS[name] = PlannerInfo(name, function, family, summary, reproduces)
         return function
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CpplanError, FormatError, PlanError
+from ..errors import CpplanError, FormatError, PlanError, missing_extra
 from ..plan import Plan, ensure_valid
 from ..problem import Buffer, Pool, Problem
 
@@ -73,8 +73,7 @@ def schema() -> Any:
     try:
         from tflite_micro.tensorflow.lite.micro.python import schema_py_generated
     except ImportError:
-        raise CpplanError("TFLite Micro models need the tflite-micro package: "
-                          "pip install 'cpplan[tflite]'") from None
+        raise missing_extra("reading TFLite Micro models", "tflite-micro", "tflite") from None
     return schema_py_generated
 
 

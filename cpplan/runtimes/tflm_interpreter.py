@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CpplanError
+from ..errors import CpplanError, missing_extra
 from .tflm import (
     ALIGNMENT,
     ints,
@@ -51,8 +51,7 @@ def _runtime() -> Any:
     try:
         from tflite_micro.python.tflite_micro import runtime
     except ImportError:
-        raise CpplanError("running TFLM needs the tflite-micro package: "
-                          "pip install 'cpplan[tflite]'") from None
+        raise missing_extra("running TFLM", "tflite-micro", "tflite") from None
     return runtime
 
 

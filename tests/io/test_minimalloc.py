@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpplan import Alias, Buffer, FormatError, Plan, PlanError, Pool, Problem, ProblemError
 from cpplan import max_load as max_load_of
-from cpplan.io import read_plan, read_problem, write_plan, write_problem
+from cpplan.io import minimalloc, read_plan, read_problem, write_plan, write_problem
 from cpplan.io.minimalloc import parse_problem, plan_to_csv, problem_to_csv
 from tests.shared import benchmark
 from tests.strategies import csv_problems, problems, valid_plans
@@ -39,10 +41,12 @@ def test_column_names_and_order(tmp_path):
     assert p.buffers == (Buffer("x", 8, 4, 5),)
 
 
-def test_empty_gaps_read_and_gaps_are_refused():
+def test_empty_gaps_read_and_gaps_are_read():
     assert parse("id,lower,upper,size,gaps\na,0,2,8,\n").buffers == (Buffer("a", 8, 0, 2),)
-    with pytest.raises(FormatError, match="line 3, buffer 'b': gaps: '1-2'.*not supported"):
-        parse("id,lower,upper,size,gaps\na,0,2,8,\nb,0,4,8,1-2\n")
+    got = parse("id,lower,upper,size,gaps\na,0,2,8,\nb,0,4,8,1-2 2-3@0:4\n").buffers[1]
+    assert got == Buffer("b", 8, 0, 4, gaps=((1, 2), (2, 3, 0, 4)))
+    with pytest.raises(FormatError, match="line 3, buffer 'b': gaps: '1:2' is not a gap"):
+        parse("id,lower,upper,size,gaps\na,0,2,8,\nb,0,4,8,1:2\n")
 
 
 def test_an_offset_column_fixes_offsets_in_a_problem(tmp_path):
@@ -234,3 +238,22 @@ def test_mutated_files_give_a_problem_or_a_clear_error(data):
         return
     assert all(isinstance(off, int) for _, off in solution.values())
     problem_to_csv(problem)
+
+
+@settings(max_examples=60, deadline=None)
+@given(csv_problems(hints=False), st.booleans())
+def test_the_fast_path_reads_what_the_line_by_line_path_reads(problem, inclusive):
+    """Plain files take a one-regex path (``minimalloc._plain``); it must agree exactly."""
+    text = problem_to_csv(problem)
+    if inclusive:  # MiniMalloc's inclusive end column
+        head, *rows = [line.split(",") for line in text.splitlines()]
+        head[2] = "end"
+        text = "".join(",".join([*r[:2], str(int(r[2]) - 1), *r[3:]]) + "\n" for r in rows)
+        text = ",".join(head) + "\n" + text
+    fast = parse_problem(text)[0]
+    if problem.buffers:  # (the fast path did read it)
+        assert minimalloc._plain(text, "") is not None
+    with mock.patch.object(minimalloc, "_plain", lambda text, name: None):
+        slow = parse_problem(text)[0]
+    assert fast == slow
+    assert fast.buffers == problem.buffers

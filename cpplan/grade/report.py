@@ -1,0 +1,149 @@
+"""The report of a grading run: per-planner statistics (geometric means and worst of the
+ratios, wins, optima, failures) and the rows, CSV and JSON; the markdown page is
+:mod:`cpplan.grade.markdown`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .results import InstanceReport, Reference
+
+
+@dataclass(frozen=True)
+class PlannerSummary:
+    """One planner over all instances: geometric means and worst of its ratios, wins, and how
+    often it was optimal or failed."""
+
+    planner: str
+    solved: int
+    instances: int
+    geomean_best: float | None
+    worst_best: float | None
+    worst_instance: str
+    geomean_bound: float | None
+    optimal: int
+    wins: int
+    failures: dict[str, int]
+    seconds: float
+
+
+def geomean(values: list[float | None]) -> float | None:
+    """The geometric mean of the finite positive ``values`` (``None`` if there are none)."""
+    vals = [v for v in values if v is not None and 0 < v < math.inf]
+    return statistics.geometric_mean(vals) if vals else None
+
+
+@dataclass(frozen=True)
+class Report:
+    """The grade of ``planners`` over ``instances``; render with :meth:`to_markdown`,
+    :meth:`to_csv` or :meth:`to_json`."""
+
+    instances: tuple[InstanceReport, ...]
+    planners: tuple[str, ...]
+    time_limit: float
+    engine: str
+    seconds: float = 0.0
+
+    @property
+    def graded(self) -> list[InstanceReport]:
+        return [i for i in self.instances if not i.error]
+
+    @property
+    def failed(self) -> list[InstanceReport]:
+        return [i for i in self.instances if i.error]
+
+    def summary(self) -> list[PlannerSummary]:
+        """Per planner, best first (lowest geometric mean against the best known)."""
+        out = []
+        graded = self.graded
+        for name in self.planners:
+            rb, rl, worst, worst_at = [], [], None, ""
+            optimal = wins = 0
+            failures: dict[str, int] = {}
+            secs = 0.0
+            for inst in graded:
+                r = inst.result(name)
+                if r is None:
+                    continue
+                secs += r.seconds
+                if r.outcome != "ok":
+                    failures[r.outcome] = failures.get(r.outcome, 0) + 1
+                    continue
+                b = inst.ratio_best(r)
+                rb.append(b)
+                rl.append(inst.ratio_bound(r))
+                if b is not None and (worst is None or b > worst):
+                    worst, worst_at = b, inst.name
+                optimal += inst.optimal(r)
+                wins += name in inst.winners()
+            out.append(PlannerSummary(name, len(rb), len(graded), geomean(rb), worst, worst_at,
+                                      geomean(rl), optimal, wins, failures, secs))
+        return sorted(out, key=lambda s: (s.solved == 0, -s.solved,
+                                          s.geomean_best if s.geomean_best is not None else 0.0))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per (instance, planner), for CSV and data frames."""
+        out = []
+        for inst in self.instances:
+            if inst.error:
+                out.append({"instance": inst.name, "planner": "", "outcome": "error",
+                            "message": inst.error})
+                continue
+            for r in inst.results:
+                rb, rl = inst.ratio_best(r), inst.ratio_bound(r)
+                out.append({
+                    "instance": inst.name, "buffers": inst.buffers, "planner": r.planner,
+                    "outcome": r.outcome, "height": r.objective, "lower_bound": inst.lower_bound,
+                    "best_known": inst.best_known,
+                    "ratio_bound": None if rl is None else round(rl, 6),
+                    "ratio_best": None if rb is None else round(rb, 6),
+                    "optimal": inst.optimal(r), "seconds": round(r.seconds, 4),
+                    "message": r.message,
+                })
+        return out
+
+    def to_csv(self) -> str:
+        cols = ["instance", "buffers", "planner", "outcome", "height", "lower_bound",
+                "best_known", "ratio_bound", "ratio_best", "optimal", "seconds", "message"]
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, cols, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        for row in self.rows():
+            w.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        return buf.getvalue()
+
+    def to_json(self) -> str:
+        def ref(r: Reference | None) -> dict | None:
+            return None if r is None else asdict(r)
+
+        data = {
+            "format": "cpplan-grade", "version": 1, "engine": self.engine,
+            "time_limit": self.time_limit, "planners": list(self.planners),
+            "summary": [asdict(s) for s in self.summary()],
+            "instances": [
+                {"name": i.name, "path": i.path, "buffers": i.buffers,
+                 "lower_bound": i.lower_bound, "best_known": i.best_known,
+                 "proven_optimum": i.proven_optimum, "reference": ref(i.reference),
+                 "seconds": round(i.seconds, 4), "error": i.error,
+                 "results": [asdict(r) for r in i.results]}
+                for i in self.instances
+            ],
+        }
+        return json.dumps(data, indent=1, default=_json_default) + "\n"
+
+    def to_markdown(self) -> str:
+        from .markdown import markdown
+
+        return markdown(self)
+
+
+def _json_default(v: object) -> object:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    raise TypeError(type(v).__name__)

@@ -1,0 +1,154 @@
+"""Replica of ExecuTorch's default memory planner, the greedy of shared objects.
+
+Reproduces pytorch/executorch, ``exir/memory_planning.py`` (``greedy``, ``pick_shared_obj``,
+``_compute_total_sizes``; ExecuTorch 1.5), as ``MemoryPlanningPass`` runs it by default.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..deadline import tick
+from ..plan import Plan
+from ..planners.placer import capacity_error
+from ..planners.registry import register
+from ..problem import Problem
+from ._greedy import align_up, check_alignment, finish, prepare
+
+NAME = "executorch-greedy"
+
+
+@register(NAME, family="replica", reproduces="pytorch/executorch, exir/memory_planning.py "
+          "(greedy, pick_shared_obj)")
+def plan(problem: Problem, *, alignment: int = 16, allow_overlapping_allocations: bool = True,
+         **options: object) -> Plan:
+    """ExecuTorch greedy: size descending, each tensor into the first shared object that takes it.
+
+    Kept from the original:
+
+    * sizes are the tensors' ``allocated_memory``: rounded up to ``alignment`` (bytes, default
+      16 = ``executorch.exir.tensor.ALIGNMENT``); here to the lcm of every alignment of the pool,
+      which is ``alignment`` itself on problems extracted from ExecuTorch.
+    * order: ``bisect.insort`` by size and then reversed, so size descending with equal sizes in
+      *reverse* problem order.
+    * a tensor goes into the first shared object (in creation order) none of whose tensors it
+      meets in time, at offset 0; failing that (``allow_overlapping_allocations``), into the
+      first object where it fits on top of the highest tensor it meets there (when that top is
+      above 0); failing that, into a new object of its own size. Objects never grow.
+    * objects are laid end to end in creation order, above the space reserved at the bottom of
+      the pool; the pool's height is their sum (``_compute_total_sizes``).
+    * lifetimes are whole blocks: a root's lifetime covers its aliases
+      (``_extend_storage_base_lifetimes``), and aliases follow their root
+      (``_resolve_storage_base_specs``).
+
+    Extensions: fixed offsets are ExecuTorch's reserved space (``input_mem_buffer_sizes``, what
+    sub-graphs of ``torch.cond`` use): fixed blocks keep their offsets and every object goes
+    above the highest of them. A block tries its candidate pools in order and takes the first
+    where the height stays within the capacity (ExecuTorch's ``mem_id`` is given, one pool).
+    """
+    started = time.perf_counter()
+    align_b = check_alignment(alignment)
+    blocks, extra = prepare(problem, align_b)
+    n = len(blocks)
+    pool_of = np.full(n, -1, np.int64)
+    offset = np.zeros(n, np.int64)
+    n_pools = blocks.n_pools
+    cap = [None if c < 0 else int(c) for c in blocks.pool_capacity.tolist()]
+
+    # One size unit per pool: every alignment that can meet there, so that sums of sizes keep
+    # every offset aligned.
+    unit = [math.lcm(extra, int(blocks.pool_alignment[p])) for p in range(n_pools)]
+    for i in range(n):
+        for p in blocks.pools[i]:
+            unit[p] = math.lcm(unit[p], int(blocks.alignment[i]))
+
+    # Reserved space: the fixed blocks, at their offsets, in their first pool that holds them.
+    base = [0] * n_pools
+    for i in np.nonzero(blocks.fixed >= 0)[0].tolist():
+        top = int(blocks.fixed[i] + blocks.size[i])
+        p = next((q for q in blocks.pools[i] if cap[q] is None or top <= cap[q]),
+                 blocks.pools[i][0])
+        pool_of[i], offset[i] = p, blocks.fixed[i]
+        base[p] = max(base[p], top)
+    base = [align_up(b, u) for b, u in zip(base, unit, strict=True)]
+
+    free = np.nonzero(blocks.fixed < 0)[0]
+    objects = [_Objects() for _ in range(n_pools)]
+    # Size descending; equal sizes in reverse problem order (insort keeps them in order, the
+    # reverse flips them).
+    padded = {int(i): [align_up(int(blocks.size[i]), unit[p]) for p in blocks.pools[i]]
+              for i in free.tolist()}
+    first = np.array([padded[int(i)][0] for i in free], np.int64)
+    order = free[np.lexsort((-blocks.root[free], -first))] if len(free) else free
+    for i in order.tolist():
+        tick()  # one placement: the replica honours the active time budget
+        s0, e0 = int(blocks.start[i]), int(blocks.end[i])
+        for k, p in enumerate(blocks.pools[i]):
+            got = objects[p].pick(padded[i][k], s0, e0, allow_overlapping_allocations,
+                                  room=None if cap[p] is None else cap[p] - base[p])
+            if got is not None:
+                objects[p].commit(i, *got, padded[i][k], s0, e0)
+                pool_of[i] = p
+                break
+        else:
+            raise capacity_error(blocks, i, NAME)
+    for p in range(n_pools):
+        for i, off in objects[p].offsets(base[p]):
+            offset[i] = off
+    return finish(blocks, problem, pool_of, offset, planner=NAME, started=started)
+
+
+class _Objects:
+    """The shared objects of one pool: each a size and its tensors (offset in the object, size,
+    lifetime), kept as flat arrays so one numpy pass answers each question of the original."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.block: list[int] = []
+        self.obj: list[int] = []
+        self.at: list[int] = []
+        self.top: list[int] = []
+        self.start: list[int] = []
+        self.end: list[int] = []
+
+    def pick(self, size: int, start: int, end: int, overlapping: bool,
+             room: int | None) -> tuple[int, int] | None:
+        """(object, offset in it) for a tensor; a new object is ``len(sizes)``. ``None`` when
+        a new object would take the pool past ``room``."""
+        n_obj = len(self.sizes)
+        if n_obj:
+            meets = (np.asarray(self.start) < end) & (start < np.asarray(self.end))
+            obj = np.asarray(self.obj)
+            busy = np.bincount(obj[meets], minlength=n_obj)
+            # (the original asserts the size fits: it does, sizes come in descending order)
+            idle = np.nonzero((busy == 0) & (np.asarray(self.sizes) >= size))[0]
+            if len(idle):
+                return int(idle[0]), 0
+            if overlapping:
+                highest = np.zeros(n_obj, np.int64)
+                np.maximum.at(highest, obj[meets], np.asarray(self.top)[meets])
+                ok = np.nonzero((highest > 0) & (highest + size <= np.asarray(self.sizes)))[0]
+                if len(ok):
+                    return int(ok[0]), int(highest[ok[0]])
+        if room is not None and sum(self.sizes) + size > room:
+            return None
+        return n_obj, 0
+
+    def commit(self, i: int, obj: int, at: int, size: int, start: int, end: int) -> None:
+        if obj == len(self.sizes):
+            self.sizes.append(size)
+        self.block.append(i)
+        self.obj.append(obj)
+        self.at.append(at)
+        self.top.append(at + size)
+        self.start.append(start)
+        self.end.append(end)
+
+    def offsets(self, base: int) -> list[tuple[int, int]]:
+        """(block, offset in the pool) with the objects laid end to end from ``base``."""
+        where = np.concatenate([[0], np.cumsum(self.sizes, dtype=np.int64)]) + base
+        return [(i, int(where[o]) + a) for i, o, a in zip(self.block, self.obj, self.at,
+                                                          strict=True)]
