@@ -80,6 +80,6 @@ def perfect_packing(n: int, *, seed: int = 0, width: int = 1 << 20, horizon: int
             align = MAX_ALIGN if y0 == 0 else min(MAX_ALIGN, y0 & -y0)
         buffers.append(Buffer(id=f"b{k}", size=y1 - y0, start=t0, end=t1, alignment=align))
     kind = "aligned perfect" if aligned else "perfect"
-    return Problem(tuple(buffers), name=f"{kind}-{n}-{seed}",
+    return Problem(tuple(buffers), name=f"{kind.replace(' ', '-')}-{n}-{seed}",
                    meta={"optimum": width, "generator": "cpplan.perfect", "seed": seed,
                          "offsets": tuple(y0 for _t0, _t1, y0, _y1 in rects)})

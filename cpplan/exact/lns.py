@@ -9,8 +9,12 @@ it, so the component's height never rises and drops once no block is left at the
 
 Windows (chosen at random from a seeded generator, so a deterministic run repeats itself):
 
-* *peak*: a block at the top and the blocks around it in time, highest tops first;
-* *band*: the highest tops over the whole component (a band of offsets under the top).
+* *line*: a block at the top (the pivot), and the blocks it would meet at a random lower
+  offset with their nearest neighbours in bytes, over the pivot's lifetime: re-packed, they
+  may open room for the pivot there (an ejection chain, found by CP-SAT);
+* *peak*: a span of time around a moment of the pivot's lifetime, the blocks with the highest
+  offsets in it (wholly above a line under the top);
+* *band*: the blocks with the highest offsets over the whole component.
 
 The window's size adapts: it grows while CP-SAT proves its windows optimal, and shrinks when a
 window runs out of time. Every window is exact within its neighbourhood, never for the whole
@@ -47,15 +51,30 @@ BUILD_SECONDS_PER_BLOCK = 2e-5
 
 def _window(blocks: Blocks, ids: np.ndarray, offs: np.ndarray, k: int,
             rng: np.random.Generator) -> np.ndarray:
-    """Positions (into ``ids``) of a window of at most ``k`` blocks near the top."""
-    tops = offs + blocks.size[ids]
+    """Positions (into ``ids``) of a window of at most ``k`` blocks, among them a block at
+    the top (see the module docstring for the kinds of windows)."""
+    size = blocks.size[ids]
+    tops = offs + size
     height = tops.max()
     start, end = blocks.start[ids], blocks.end[ids]
-    if rng.random() < 0.2 or len(ids) <= k:
+    if len(ids) <= k:
+        return np.arange(len(ids))
+    at_top = np.flatnonzero(tops >= height)
+    pivot = int(at_top[rng.integers(len(at_top))])
+    kind = rng.random()
+    if kind < 0.4:
+        # Line: the blocks the pivot would meet at a lower offset, and their neighbours in
+        # bytes over the pivot's lifetime; re-packed, they may open room for it there.
+        line = int(rng.integers(0, max(int(height - size[pivot]), 1)))
+        cand = np.flatnonzero((start < end[pivot]) & (end > start[pivot]))
+        dist = np.maximum(np.maximum(offs[cand] - (line + size[pivot]), line - tops[cand]), 0)
+        key = np.lexsort((rng.random(len(cand)), dist))
+        win = cand[key[:k - 1]]
+        return np.union1d(win, [pivot])
+    if kind < 0.55:
         cand = np.arange(len(ids))  # band: the whole component
     else:
-        at_top = np.flatnonzero(tops >= height)
-        pivot = int(at_top[rng.integers(len(at_top))])
+        # Peak: a span of time around a moment of the pivot's lifetime, narrow or wide.
         moment = int(rng.integers(start[pivot], max(end[pivot], start[pivot] + 1)))
         horizon = int(end.max() - start.min())
         width = max(int(horizon * 0.5 ** rng.integers(0, 14)), 1)
