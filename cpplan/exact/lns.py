@@ -43,7 +43,8 @@ __all__ = ["improve", "WINDOW_START", "WINDOW_MIN", "WINDOW_MAX"]
 WINDOW_START = 80  # blocks in the first window
 WINDOW_MIN = 12
 WINDOW_MAX = 1500
-STEP_SECONDS = 1.0  # time per window, before it adapts
+GRAVITY = 0.5  # share of windows that minimise their offsets' sum rather than their height
+STEP_SECONDS = 0.3  # time per window: improvements come early, proofs late
 # Deterministic mode: nominal seconds to build a model, per block in it (building is Python
 # work that CP-SAT's deterministic time does not count).
 BUILD_SECONDS_PER_BLOCK = 2e-5
@@ -136,6 +137,11 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Contr
         pm = build_model(blocks, ids[win], height_max={0: top_before}, minimise=True,
                          strategy=None, hint=(np.zeros(len(win), np.int64), offs[win]),
                          obstacles=(ids[obst], offs[obst]), offset_min=floor)
+        gravity = rng.random() < GRAVITY
+        if gravity:
+            # Lowest offsets in all under the window's height: blocks come down where they
+            # can and leave room above them for later windows (a move on a plateau).
+            pm.model.minimize(sum(o for o in pm.offset if not isinstance(o, int)))
         if control.deterministic:
             budget.report(BUILD_SECONDS_PER_BLOCK * (len(win) + len(obst)))
         seconds = min(step, budget.remaining())
@@ -156,7 +162,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Contr
         # Adapt: a window proven optimal could be larger; one that ran out of time, smaller.
         if status in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
             k = min(int(k * 1.25) + 1, WINDOW_MAX, len(ids))
-        else:
+        elif status == cp_model.UNKNOWN:
             k = max(int(k * 0.7), WINDOW_MIN)
     return Outcome("feasible", np.zeros(len(ids), np.int64), offs,
                    detail=f"{improved} of {windows} windows improved")
