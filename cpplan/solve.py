@@ -341,7 +341,7 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             state.notes.append("no plan within the capacity found in the time limit")
         return
 
-    proven: set[int] = set()  # components whose own optimum is proven (positions in comps)
+    proven: set[int] = set()  # id() of the components whose own optimum CP-SAT proved
     for k, c in enumerate(todo):
         share = control.budget.within(control.remaining() / (len(todo) - k))
         if len(c) > LNS_ABOVE:
@@ -407,11 +407,16 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
     # share too short for CP-SAT's minimisation) goes to LNS on those still above the bound.
     while control.remaining() > 0.5 and state.offsets is not None:
         rest = [c for c in todo if id(c) not in proven and comp_height(c) > lower_h()]
+        # At least half a second each (the largest first), so that every pass does work.
+        rest = rest[:max(1, int(control.remaining() / 0.5))]
         if not rest:
             break
+        spent = control.budget.elapsed()
         for k, c in enumerate(rest):
             _lns(state, c, control, control.budget.within(control.remaining() / (len(rest) - k)),
                  lower_h())
+        if control.budget.elapsed() <= spent:  # (cannot happen; never spin)
+            break
 
 
 def _lns(state: _State, c: np.ndarray, control: Control, budget: Budget, lower: int) -> None:
