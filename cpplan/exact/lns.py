@@ -125,7 +125,9 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Contr
     k = min(WINDOW_START, len(ids))
     step = STEP_SECONDS
     windows = improved = 0
-    while budget.remaining() > 0.05 and not control.stopped.is_set():
+    overhead = 0.0  # the most a window took to choose and build, on the budget's clock
+    while budget.remaining() > max(0.05, 2 * overhead) and not control.stopped.is_set():
+        began = budget.elapsed()
         tops = offs + size
         height = int(tops.max())
         if height <= lower:
@@ -143,7 +145,10 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Contr
             # can and leave room above them for later windows (a move on a plateau).
             pm.model.minimize(sum(o for o in pm.offset if not isinstance(o, int)))
         if control.deterministic:
-            budget.report(BUILD_SECONDS_PER_BLOCK * (len(win) + len(obst)))
+            budget.report(BUILD_SECONDS_PER_BLOCK * (len(win) + len(obst) + len(ids) / 100))
+        # (On large components choosing a window costs time too: a window that starts must
+        # end within the time limit.)
+        overhead = max(overhead, budget.elapsed() - began)
         seconds = min(step, budget.remaining())
         if seconds <= 0.01:
             break
