@@ -33,17 +33,21 @@ from .bounds import capacity_conflict, max_load, objective_lower_bound, stacking
 from .deadline import Budget, OutOfTime, check_time_limit
 from .errors import CapacityError, CpplanError, PlanError
 from .exact.control import Control, Outcome
-from .exact.lazy import minimise, probe  # OR-Tools loads on first use
+from .exact.lazy import improve, minimise, probe  # OR-Tools loads on first use
 from .plan import Plan
 from .planners import registry
+from .planners.portfolio import REPLICAS_UP_TO
 from .problem import Problem
 from .replicas.naive import stack
 
 __all__ = ["solve", "Progress"]
 
-# Blocks beyond which a component is left to the heuristics: CP-SAT models of tens of thousands
-# of rectangles take longer to build than the time users give them.
+# Blocks beyond which a whole-problem model (several pools) is not built: CP-SAT models of tens
+# of thousands of rectangles take longer to build than the time users give them.
 MAX_EXACT_BLOCKS = 6000
+# Blocks beyond which a component (one pool) is improved by large neighbourhood search
+# (cpplan.exact.lns) rather than probes and one model.
+LNS_ABOVE = 3000
 # What building and checking the final plan costs per buffer (about a second for 62185 buffers
 # on this kind of machine), kept out of the search so that the time limit holds.
 FINISH_SECONDS_PER_BUFFER = 15e-6
@@ -216,11 +220,8 @@ def solve(
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGINT, lambda *_: control.stop())
     try:
-        # The heuristics get a tenth of the time, or all of it when no component is small
-        # enough for CP-SAT.
         comps = blocks.components()
-        exact_possible = exact and any(len(c) <= MAX_EXACT_BLOCKS for c in comps)
-        share = min(max(time_limit * 0.1, 0.2), 10.0) if exact_possible else time_limit * 0.8
+        share = _heuristic_share(blocks, comps, time_limit, exact)
         _heuristics(problem, state, control.budget.within(share), seed, planners)
         # Done already: a plan at the bound, or (goal fit) any plan within the capacities.
         settled = state.objective is not None and (goal == "fit"
@@ -253,6 +254,28 @@ def solve(
         plan = plan.with_record(seconds=time.perf_counter() - started)
     state.emit("done", plan.status)
     return plan
+
+
+def _heuristic_share(blocks: Blocks, comps: list[np.ndarray], time_limit: float,
+                     exact: bool) -> float:
+    """The time the heuristics may take before the exact engine starts (an upper bound: the
+    portfolio without its local search ends when its greedy planners do).
+
+    A quick plan is all the exact engine needs (an upper bound and a hint); on the instance
+    families measured (benchmarks/versus.py) probes and LNS improve on it faster than more
+    heuristic search does. Exceptions: no exact engine at all (everything to the heuristics),
+    and problems where the exact engine only improves a plan (LNS, several pools beyond
+    MAX_EXACT_BLOCKS), where the greedy plan must be there first.
+    """
+    if not exact:
+        return time_limit
+    if blocks.n_pools > 1 and len(blocks) > MAX_EXACT_BLOCKS:
+        return time_limit
+    if any(len(c) > LNS_ABOVE for c in comps):
+        # The portfolio runs its local search only up to REPLICAS_UP_TO blocks; beyond, the
+        # greedy planners are all it runs, and they must finish.
+        return time_limit * 0.8 if len(blocks) > REPLICAS_UP_TO else min(time_limit * 0.1, 5.0)
+    return min(max(time_limit * 0.03, 0.2), 3.0)
 
 
 def _explained(plan: Plan, blocks: Blocks, control: Control, time_limit: float,
@@ -294,13 +317,17 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
         return -(-state.lower // unit)
 
     target_of = (lambda: cap) if goal == "fit" and cap is not None else lower_h
-    todo = sorted((c for c in comps if len(c) <= MAX_EXACT_BLOCKS
-                   and (comp_height(c) is None or comp_height(c) > target_of())),
+    todo = sorted((c for c in comps if comp_height(c) is None or comp_height(c) > target_of()),
                   key=len, reverse=True)
     if goal == "fit":
         for k, c in enumerate(todo):
             if control.remaining() <= 0:
                 break
+            if len(c) > LNS_ABOVE:
+                if comp_height(c) is not None:
+                    _lns(state, c, control, control.budget.within(
+                        control.remaining() / (len(todo) - k)), target_of())
+                continue
             out = probe(b, c, {0: target_of()}, control,
                         budget=control.remaining() / (len(todo) - k))
             if out.status == "feasible":
@@ -313,8 +340,13 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             state.notes.append("no plan within the capacity found in the time limit")
         return
 
+    proven: set[int] = set()  # id() of the components whose own optimum CP-SAT proved
     for k, c in enumerate(todo):
         share = control.budget.within(control.remaining() / (len(todo) - k))
+        if len(c) > LNS_ABOVE:
+            if comp_height(c) is not None:
+                _lns(state, c, control, share, lower_h())
+            continue
         gave_up = lower_h() - 1  # highest target a probe ran out of time on
         first = True
         while control.remaining() > 0.05:
@@ -362,12 +394,41 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                            hint=hint, budget=left, report=report, within=share)
             if out.offsets is not None:
                 _merge(state, c, out, "cp-sat")
+            if out.status == "optimal":
+                proven.add(id(c))
             if out.bound is not None:
                 state.raise_lower(out.bound * b.scale, "cp-sat bound")
             if out.status == "infeasible" and state.offsets is None:
                 state.notes.append(f"proved: no plan of {len(c)} blocks fits within capacity "
                                    f"{hmax * b.scale} (CP-SAT)")
                 return
+    # Anytime to the end: time the components left unspent (a bisection that ended early, a
+    # share too short for CP-SAT's minimisation) goes to LNS on those still above the bound.
+    while control.remaining() > 0.5 and state.offsets is not None:
+        rest = [c for c in todo if id(c) not in proven and comp_height(c) > lower_h()]
+        # At least half a second each (the largest first), so that every pass does work.
+        rest = rest[:max(1, int(control.remaining() / 0.5))]
+        if not rest:
+            break
+        spent = control.budget.elapsed()
+        for k, c in enumerate(rest):
+            _lns(state, c, control, control.budget.within(control.remaining() / (len(rest) - k)),
+                 lower_h())
+        if control.budget.elapsed() <= spent:  # (cannot happen; never spin)
+            break
+
+
+def _lns(state: _State, c: np.ndarray, control: Control, budget: Budget, lower: int) -> None:
+    """Improve component ``c`` of the best plan (one pool) by large neighbourhood search
+    until ``budget`` runs out or its height reaches ``lower`` (scaled)."""
+    b = state.blocks
+
+    def report(height: int, offsets: np.ndarray) -> None:
+        _merge(state, c, Outcome("feasible", offsets=offsets.copy()), "lns")
+        state.emit("lns", f"component of {len(c)}: height {height * b.scale}")
+
+    out = improve(b, c, state.offsets[c], control, budget=budget, lower=lower, report=report)
+    _merge(state, c, out, "lns")
 
 
 def _merge(state: _State, c: np.ndarray, out: Outcome, planner: str) -> None:
@@ -387,8 +448,8 @@ def _merge(state: _State, c: np.ndarray, out: Outcome, planner: str) -> None:
     else:
         offs = state.offsets.copy()
         offs[c] = out.offsets
-    if state.offer(np.zeros(len(b), np.int64), offs, planner):
-        state.emit(planner)
+    if state.offer(np.zeros(len(b), np.int64), offs, planner) and planner != "lns":
+        state.emit(planner)  # (LNS says more in its own progress lines)
 
 
 def _exact_pools(state: _State, control: Control) -> None:

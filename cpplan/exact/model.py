@@ -106,6 +106,8 @@ def build_model(
     strategy: str | None = "lowest",
     hint: tuple[np.ndarray, np.ndarray] | None = None,
     order_by: str = "size",
+    obstacles: tuple[np.ndarray, np.ndarray] | None = None,
+    offset_min: int = 0,
 ) -> PackingModel:
     """Build the packing model of blocks ``ids`` (see the module docstring).
 
@@ -115,6 +117,13 @@ def build_model(
     its lowest offset (MiniMalloc-like), ties going to the first block in ``order_by`` (a key of
     :data:`ORDERS`); ``fixed`` takes blocks in that order at their lowest offset; ``None`` leaves
     the search to CP-SAT. ``hint`` is (pool, offset) per model block.
+
+    ``obstacles`` is (block ids, scaled offsets) of blocks already placed in pool 0 (a large
+    neighbourhood search's fixed blocks, :mod:`cpplan.exact.lns`): the model's blocks must not
+    overlap them, but they are not variables and do not count in the heights: they become
+    holes in the domains of the offsets they could collide with (only for blocks whose one
+    candidate pool is pool 0). ``offset_min`` is a lower bound on every free offset (obstacles
+    below it may then be left out).
     """
     m = cp_model.CpModel()
     ids = np.asarray(ids, np.int64)
@@ -132,6 +141,7 @@ def build_model(
     # Pieces per pool: (time start, time end, y interval) for the overlap constraints.
     in_pool: dict[int, list[tuple[int, int, object]]] = {p: [] for p in used_pools}
     size = blocks.size
+    placed = _placed_pieces(blocks, *obstacles) if obstacles is not None else None
     for i in ids.tolist():
         cands = [p for p in blocks.pools[i]
                  if blocks.fixed[i] < 0 or blocks.fixed[i] + size[i] <= height_max[p]]
@@ -154,7 +164,16 @@ def build_model(
             o: object = int(blocks.fixed[i])
             kvars.append(None)
         else:
-            kv = m.new_int_var(0, max(top, 0) // a, f"k{i}")
+            if placed is not None and cands == [0]:
+                free = _free_offsets(blocks, i, placed, offset_min, max(top, 0), a)
+                if free:
+                    kv = m.new_int_var_from_domain(cp_model.Domain.from_intervals(free),
+                                                   f"k{i}")
+                else:  # no room anywhere: the model is infeasible
+                    kv = m.new_int_var(0, 0, f"k{i}")
+                    m.add(kv == 1)
+            else:
+                kv = m.new_int_var(-(-offset_min // a), max(top, 0) // a, f"k{i}")
             kvars.append(kv)
             o = a * kv if a != 1 else kv
             for p, lit in pres.items():
@@ -234,6 +253,65 @@ def build_model(
                     m.add_hint(lit, int(int(hp[j]) == p))
     return PackingModel(m, ids, offset, kvars, aligns, presence, height, order)
 
+
+
+def _placed_pieces(blocks: Blocks, ids: np.ndarray,
+                   offsets: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(time start, time end, byte low, byte high) of every piece of blocks ``ids`` placed at
+    ``offsets``, absolute bytes."""
+    ids = np.asarray(ids, np.int64)
+    ptr = blocks.piece_ptr
+    counts = ptr[ids + 1] - ptr[ids]
+    q = np.repeat(ptr[ids], counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts)
+                                                                          - counts, counts))
+    base = np.repeat(np.asarray(offsets, np.int64), counts)
+    keep = blocks.piece_hi[q] > blocks.piece_lo[q]
+    q, base = q[keep], base[keep]
+    return (blocks.piece_start[q], blocks.piece_end[q], base + blocks.piece_lo[q],
+            base + blocks.piece_hi[q])
+
+
+def _free_offsets(blocks: Blocks, i: int, placed: tuple[np.ndarray, ...], low: int, high: int,
+                  align: int) -> list[list[int]]:
+    """The values of ``k`` (offset ``align * k`` within ``[low, high]``) at which block ``i``
+    meets none of the ``placed`` pieces, as sorted closed intervals (none: no such offset)."""
+    st, en, lo, hi = placed
+    f0: list[np.ndarray] = []
+    f1: list[np.ndarray] = []
+    for q in range(blocks.piece_ptr[i], blocks.piece_ptr[i + 1]):
+        qlo, qhi = int(blocks.piece_lo[q]), int(blocks.piece_hi[q])
+        if qhi <= qlo:
+            continue
+        meet = (st < blocks.piece_end[q]) & (en > blocks.piece_start[q])
+        # Offsets o with o + qlo < hi and lo < o + qhi collide: o in [lo - qhi + 1, hi - qlo - 1].
+        f0.append(lo[meet] - qhi + 1)
+        f1.append(hi[meet] - qlo - 1)
+    k_lo, k_hi = -(-low // align), high // align
+    if not f0 or not sum(len(x) for x in f0):
+        return [[k_lo, k_hi]] if k_hi >= k_lo else []
+    a, b = np.concatenate(f0), np.concatenate(f1)
+    order = np.argsort(a, kind="stable")
+    a, b = a[order], np.maximum.accumulate(b[order])
+    # Merge: a new run starts where an interval begins past every earlier one's end (+1).
+    new = np.ones(len(a), bool)
+    new[1:] = a[1:] > b[:-1] + 1
+    starts = a[new]
+    ends = b[np.r_[np.flatnonzero(new)[1:] - 1, len(a) - 1]]
+    free: list[list[int]] = []
+    cur = low
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        if s > cur:
+            lo_k, hi_k = -(-cur // align), min(s - 1, high) // align
+            if lo_k <= hi_k:
+                free.append([lo_k, hi_k])
+        cur = max(cur, e + 1)
+        if cur > high:
+            break
+    if cur <= high:
+        lo_k, hi_k = -(-cur // align), high // align
+        if lo_k <= hi_k:
+            free.append([lo_k, hi_k])
+    return free
 
 
 def _identical_groups(blocks: Blocks, ids: np.ndarray, kvars: list,

@@ -1,0 +1,183 @@
+"""cpplan side by side with its peers (MiniMalloc, idealloc) in one run, per instance.
+
+Every tool runs from its command line, one after the other on the same machine, so that the
+ratios mean something (never compare absolute times across runs). Per instance it prints the
+max-load L, and for each tool its wall time and height (``-`` when it gave no answer):
+
+* ``cpplan solve --time-limit T`` (``--fit --capacity C`` on the challenging set, which asks
+  MiniMalloc's question "does it fit in C?");
+* ``minimalloc --capacity=C`` with C the set's capacity (challenging) or the max-load L (the
+  others: a yes is a proven optimum), ``--timeout=T``;
+* ``idealloc ex-csv`` (one improvement pass; it needs integer ids and lifetimes of at least 2
+  steps, see ../shared/anchors/README.md), with a wall-clock cap of ``T`` plus a minute.
+
+Families: ``challenging`` (MiniMalloc's A-K), ``idealloc`` (its sets), ``perfect`` and
+``aligned`` (perfect packings from :mod:`cpplan.perfect`, optimum = L by construction), and
+``training`` (torch training graphs, skipped: the ExecuTorch issue brings the tracing).
+
+    python benchmarks/versus.py --families perfect --sizes 2000 10000 --time-limit 60
+    python benchmarks/versus.py --families challenging --time-limit 60
+    python benchmarks/versus.py --families aligned --sizes 120 --count 10 --time-limit 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from shared_sets import instance_files
+
+ROOT = Path(__file__).resolve().parents[1]
+ANCHORS = ROOT.parent / "shared" / "anchors"
+
+
+def _cpplan(path: Path, limit: float, capacity: int | None) -> tuple[float, int | None, str]:
+    cmd = [sys.executable, "-m", "cpplan.cli", "solve", str(path), "--time-limit", str(limit),
+           "--quiet", "--json"]
+    if capacity is not None:
+        cmd += ["--fit", "--capacity", str(capacity)]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    try:
+        record = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return wall, None, "error: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+    return wall, record.get("height") or record.get("objective"), record.get("status", "?")
+
+
+def _minimalloc(path: Path, limit: float, capacity: int) -> tuple[float, int | None]:
+    binary = ANCHORS / "minimalloc"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "plan.csv"
+        t0 = time.perf_counter()
+        subprocess.run([str(binary), f"--capacity={capacity}", f"--input={path}",
+                        f"--output={out}", f"--timeout={int(limit)}s"], capture_output=True,
+                       text=True, timeout=limit + 60)
+        wall = time.perf_counter() - t0
+        if not out.exists():
+            return wall, None
+        rows = out.read_text().splitlines()
+        head = rows[0].split(",")
+        i_off, i_size = head.index("offset"), head.index("size")
+        height = max((int(r.split(",")[i_off]) + int(r.split(",")[i_size]) for r in rows[1:]),
+                     default=0)
+    return wall, height
+
+
+def _idealloc_csv(problem) -> str:
+    """idealloc's input: integer ids, lifetimes of at least two steps (every time stamp doubled
+    when a lifetime of one step occurs, which keeps every overlap)."""
+    k = 2 if any(b.end - b.start == 1 for b in problem.buffers) else 1
+    rows = ["id,lower,upper,size" + (",alignment" if any(b.alignment > 1
+                                                         for b in problem.buffers) else "")]
+    aligned = rows[0].endswith("alignment")
+    for n, b in enumerate(problem.buffers):
+        row = f"{n},{b.start * k},{b.end * k},{b.size}"
+        rows.append(row + (f",{b.alignment}" if aligned else ""))
+    return "\n".join(rows) + "\n"
+
+
+def _idealloc(problem, limit: float) -> tuple[float, int | None]:
+    binary = ANCHORS / "idealloc"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "in.csv"
+        src.write_text(_idealloc_csv(problem))
+        t0 = time.perf_counter()
+        try:
+            done = subprocess.run([str(binary), "-i", str(src), "ex-csv"], capture_output=True,
+                                  text=True, timeout=limit + 60)
+        except subprocess.TimeoutExpired:
+            return time.perf_counter() - t0, None
+        wall = time.perf_counter() - t0
+    m = re.search(r"Makespan\D*(\d+)", done.stdout + done.stderr)
+    return wall, int(m.group(1)) if m else None
+
+
+def _instances(families: list[str], sizes: list[int], count: int, tmp: Path):
+    """(family, name, CSV path, capacity for a "fits?" question or None)."""
+    from cpplan.io import write_problem
+    from cpplan.perfect import perfect_packing
+
+    for fam in families:
+        if fam in ("challenging", "idealloc"):
+            for f in instance_files(fam) or []:
+                yield fam, f.stem, f, (int(f.stem.split(".")[1]) if fam == "challenging"
+                                       else None)
+        elif fam in ("perfect", "aligned"):
+            for n in sizes:
+                for seed in range(count):
+                    p = perfect_packing(n, seed=seed, aligned=fam == "aligned")
+                    path = tmp / f"{p.name}.csv"
+                    write_problem(p, path)
+                    yield fam, p.name, path, None
+        elif fam == "training":
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                print("skipped: training graphs need torch (the ExecuTorch issue brings it)")
+            else:
+                print("skipped: training graphs are traced by the ExecuTorch work (not here)")
+        else:
+            raise SystemExit(f"unknown family {fam!r}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--families", nargs="+", default=["challenging", "perfect", "aligned"])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[60, 120, 2000, 10000])
+    ap.add_argument("--count", type=int, default=1, help="perfect packings per size")
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--names", nargs="*", default=None, help="only these instances")
+    ap.add_argument("--tools", nargs="+", default=["cpplan", "minimalloc", "idealloc"])
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from cpplan.blocks import make_blocks
+    from cpplan.bounds import objective_lower_bound
+    from cpplan.io import read_problem
+
+    peers = [t for t in args.tools if t != "cpplan"]
+    if peers and not ANCHORS.is_dir():
+        print(f"skipped peers: {ANCHORS} is absent (the anchors are built for benchmark machines)")
+        peers = []
+    print(f"time limit {args.time_limit:g} s; wall seconds of each command line; height/L")
+    print(f"{'family':12} {'instance':24} {'L':>12}  " + "  ".join(
+        f"{t + ' s':>12} {'h/L':>7}" for t in (["cpplan"] if "cpplan" in args.tools else [])
+        + peers))
+    totals: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for fam, name, path, cap in _instances(args.families, args.sizes, args.count,
+                                                Path(tmp)):
+            if args.names and name.split(".")[0] not in args.names:
+                continue
+            problem = read_problem(path)
+            lower = objective_lower_bound(make_blocks(problem))
+            cells = []
+            if "cpplan" in args.tools:
+                wall, h, status = _cpplan(path, args.time_limit, cap)
+                cells.append(("cpplan", wall, h, status))
+            if "minimalloc" in peers:
+                wall, h = _minimalloc(path, args.time_limit, cap if cap is not None else lower)
+                cells.append(("minimalloc", wall, h, ""))
+            if "idealloc" in peers:
+                wall, h = _idealloc(problem, args.time_limit)
+                cells.append(("idealloc", wall, h, ""))
+            line = f"{fam:12} {name:24} {lower:>12}  "
+            for tool, wall, h, status in cells:
+                totals[tool] = totals.get(tool, 0.0) + wall
+                ratio = "-" if h is None else f"{h / lower:.4f}"
+                line += f"{wall:>12.2f} {ratio:>7}  "
+                if status and status not in ("optimal", "feasible"):
+                    line += f"({status}) "
+            print(line, flush=True)
+    print("total wall seconds: " + ", ".join(f"{t} {s:.1f}" for t, s in totals.items()))
+
+
+if __name__ == "__main__":
+    main()
