@@ -214,12 +214,12 @@ def solve(
         plan = Plan.infeasible(problem, conflict, planner="cpplan.solve")
         return _explained(plan, blocks, control, time_limit, started) if explain else plan
     state = _State(problem, blocks, objective_lower_bound(blocks), started, progress)
-    state.emit("bounds")
 
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGINT, lambda *_: control.stop())
     try:
+        state.emit("bounds")  # from here on, Ctrl-C stops the search and keeps the best plan
         comps = blocks.components()
         share = _heuristic_share(blocks, comps, time_limit, exact)
         _heuristics(problem, state, control.budget.within(share), seed, planners)

@@ -410,7 +410,7 @@ def test_ctrl_c_at_any_moment_is_one_line_or_the_best_plan(tmp_path, moment):
                              str(tmp_path / "p.csv"), "--time-limit", "60"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     marker = {"importing numpy": " numpy.", "reading the file": " cpplan.io.minimalloc",
-              "solving": "heuristic"}[moment]
+              "solving": "lower bound"}[moment]
     seen = []
     for line in proc.stderr:
         seen.append(line)

@@ -1,12 +1,13 @@
 """The exact engine's entry points, loaded on first use.
 
-:mod:`cpplan.exact.search` and :mod:`cpplan.exact.lns` import OR-Tools, and OR-Tools' ``cp_model`` imports pandas at its
-top level (OR-Tools 9.15: ``import pandas as pd``, with ``pd.Index`` and ``pd.Series`` in
-module-level annotations, so no lazy import inside OR-Tools can avoid it): about 0.5 s of
-start-up. :mod:`cpplan.solve` imports these wrappers instead, so a solve that the heuristics
-and the bounds settle (proven optimal without a probe) never loads OR-Tools at all. Each
-wrapper calls the function of the same name in :mod:`cpplan.exact.search`, looked up at call
-time (in :mod:`cpplan.exact.lns` for ``improve``), with the same arguments and result.
+:mod:`cpplan.exact.search` and :mod:`cpplan.exact.lns` import OR-Tools, and OR-Tools'
+``cp_model`` imports pandas at its top level (OR-Tools 9.15: ``import pandas as pd``, with
+``pd.Index`` and ``pd.Series`` in module-level annotations, so no lazy import inside OR-Tools
+can avoid it): about 0.5 s of start-up. :mod:`cpplan.solve` imports these wrappers instead, so
+a solve that the heuristics and the bounds settle (proven optimal without a probe) never loads
+OR-Tools at all. Each wrapper calls the function of the same name in :mod:`cpplan.exact.search`
+(``improve``: :mod:`cpplan.exact.lns`), looked up at call time, with the same arguments and
+result.
 """
 
 from __future__ import annotations
