@@ -264,3 +264,16 @@ def test_overlaps_agree_with_brute_force(data):
     pairs = [frozenset(v.buffers) for v in got]
     assert len(pairs) == len(set(pairs))  # every pair once
     assert set(pairs) == brute_overlaps(problem, moved)
+
+
+def test_ensure_valid_trusts_a_repeat_only_when_it_is_the_same_plan():
+    # A plan checked once is not checked again when written; a plan changed since is.
+    problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)))
+    plan = ensure_valid(problem, Plan.build(problem, {"a": ("default", 0), "b": ("default", 8)}))
+    assert ensure_valid(problem, plan.with_record(seconds=1.0)) is not None
+    plan.placements["b"] = Placement("default", 4)  # changed after the check
+    with pytest.raises(PlanError, match="share bytes"):
+        ensure_valid(problem, plan)
+    twin = Problem((Buffer("a", 8, 0, 2), Buffer("b", 4, 1, 3)))  # another problem object
+    ok = Plan.build(twin, {"a": ("default", 0), "b": ("default", 8)})
+    assert ensure_valid(twin, ok) is ok
