@@ -11,11 +11,17 @@
    proves optimality; a proven no raises the lower bound by one unit;
 4. **minimise**: CP-SAT improves the best plan (hint, upper bound) anytime, and its proven bound
    may raise the lower bound further. With several pools, the whole problem is one model that
-   minimises ``sum(cost * height)``.
+   minimises ``sum(cost * height)``;
+5. **large neighbourhood search** (:mod:`cpplan.exact.lns`): one-pool components above
+   :data:`LNS_ABOVE` blocks, and the time a component has left, go to CP-SAT re-packing windows
+   of the best plan while the rest stays fixed, until the time limit.
 
-The result is always a checked plan (or an ``infeasible`` verdict), never worse than the
-heuristics' best, ``optimal`` only with a proof, otherwise ``feasible`` with the gap. Ctrl-C
-stops the search and returns the best plan found so far.
+Every time decision goes through one :class:`cpplan.deadline.Budget` (wall or deterministic
+time, with the stop flag), and the time to build and check the final plan is reserved inside the
+limit. The result is always a checked plan (or an ``infeasible`` verdict naming buffers that
+cannot fit together), never worse than the heuristics' best, ``optimal`` only with a proof,
+otherwise ``feasible`` with the gap. Ctrl-C stops the search and returns the best plan found so
+far.
 """
 
 from __future__ import annotations
