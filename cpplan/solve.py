@@ -201,8 +201,8 @@ def solve(
     portfolio; ``exact=False`` skips CP-SAT. ``deterministic=True`` gives the same plan on every
     run (one thread, deterministic time). ``progress`` receives a :class:`Progress` whenever the
     bound or the best plan moves. With ``explain``, a proven ``infeasible`` verdict comes with
-    ``plan.conflict``: buffers that cannot fit together, irreducible when the time left (at
-    least ``min(time_limit, 5)`` seconds more) allows (:mod:`cpplan.exact.conflict`).
+    ``plan.conflict``: buffers that cannot fit together, irreducible when the time left (and at
+    most half a second more) allows (:mod:`cpplan.exact.conflict`).
     """
     if goal not in ("minimise", "fit"):
         raise CpplanError(f"unknown goal {goal!r}; expected 'minimise' or 'fit'")

@@ -242,41 +242,33 @@ def test_deterministic_mode_is_byte_identical_when_time_runs_out():
     assert json.loads(runs[0])["seconds"] <= 2.0
 
 
-def test_ctrl_c_while_the_heuristics_run_returns_a_checked_plan_at_once():
+def _solve_interrupted(problem: Problem, after: float, time_limit: float):
+    """solve(), with Ctrl-C (SIGINT) after ``after`` seconds."""
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
+    timer = threading.Timer(after, lambda: signal.raise_signal(signal.SIGINT))
+    timer.start()
+    try:
+        return solve(problem, time_limit=time_limit)
+    finally:
+        timer.cancel()
+
+
+def test_ctrl_c_while_the_heuristics_run_returns_a_checked_plan_at_once():
     rng = __import__("random").Random(5)
     problem = Problem(tuple(Buffer(f"b{i}", rng.randrange(1, 5000), s, s + rng.randrange(1, 300))
                             for i, s in enumerate(rng.randrange(0, 20000) for _ in range(30000))))
-    timer = threading.Timer(1.0, lambda: signal.raise_signal(signal.SIGINT))
-    timer.start()
-    try:
-        plan = solve(problem, time_limit=120)
-    finally:
-        timer.cancel()
+    plan = _solve_interrupted(problem, 1.0, time_limit=120)
     assert plan.stats["interrupted"] is True and "interrupted" in plan.summary()
     assert not check(problem, plan)
     assert plan.seconds < 20  # not the 120 s limit: the planner running stopped at Ctrl-C
 
 
 def test_ctrl_c_returns_the_best_plan_so_far():
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("signals reach the main thread only")
-    from pathlib import Path
-
     from cpplan.io import read_problem
 
-    path = (Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
-            / "minimalloc-challenging" / "J.1048576.csv")
-    if not path.exists():
-        pytest.skip(f"shared benchmarks absent ({path})")
-    problem = read_problem(path)
-    timer = threading.Timer(3.0, lambda: signal.raise_signal(signal.SIGINT))
-    timer.start()
-    try:
-        plan = solve(problem, time_limit=60)
-    finally:
-        timer.cancel()
+    problem = read_problem(benchmark("minimalloc-challenging", "J.1048576.csv"))
+    plan = _solve_interrupted(problem, 3.0, time_limit=60)
     assert plan.seconds < 10
     assert plan.stats["interrupted"] is True
     assert not check(problem, plan)

@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # OR-Tools loads when a solver runs, not with the module (sta
 __all__ = ["Control", "Outcome", "CP_SAT_UNIT"]
 
 #: Seconds one unit of CP-SAT's deterministic time takes on this kind of machine (measured on
-#: the packing models of MiniMalloc's challenging set: 15 to 24 s on a busy machine; less alone
-#: machine), so that deterministic limits are in nominal seconds like everything else.
+#: the packing models of MiniMalloc's challenging set: 15 to 24 s on a busy machine, less on an
+#: idle one), so that deterministic limits are in nominal seconds like everything else.
 CP_SAT_UNIT = 12.0
 
 
