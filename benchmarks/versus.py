@@ -13,11 +13,13 @@ max-load L, and for each tool its wall time and height (``-`` when it gave no an
 
 Families: ``challenging`` (MiniMalloc's A-K), ``idealloc`` (its sets), ``perfect`` and
 ``aligned`` (perfect packings from :mod:`cpplan.perfect`, optimum = L by construction), and
-``training`` (torch training graphs, skipped: the ExecuTorch issue brings the tracing).
+``training`` (one training step, forward + loss + backward, of torchvision networks traced with
+``make_fx`` by :func:`cpplan.graph.fx.training_problem`; needs ``.[exports]``).
 
     python benchmarks/versus.py --families perfect --sizes 2000 10000 --time-limit 60
     python benchmarks/versus.py --families challenging --time-limit 60
     python benchmarks/versus.py --families aligned --sizes 120 --count 10 --time-limit 10
+    python benchmarks/versus.py --families training --time-limit 60 --tools cpplan minimalloc
 """
 
 from __future__ import annotations
@@ -119,11 +121,21 @@ def _instances(families: list[str], sizes: list[int], count: int, tmp: Path):
                     yield fam, p.name, path, None
         elif fam == "training":
             try:
-                import torch  # noqa: F401
+                import torchvision  # noqa: F401
+
+                from cpplan.graph.fx import TRAINING_MODELS, training_problem
             except ImportError:
-                print("skipped: training graphs need torch (the ExecuTorch issue brings it)")
-            else:
-                print("skipped: training graphs are traced by the ExecuTorch work (not here)")
+                print("skipped training: tracing needs torch and torchvision "
+                      "(pip install \".[exports]\")")
+                continue
+            for arch in TRAINING_MODELS:
+                t0 = time.perf_counter()
+                p = training_problem(arch)
+                path = tmp / f"{p.name}.csv"
+                write_problem(p, path)
+                print(f"# traced {p.name}: {len(p.buffers)} buffers, "
+                      f"{time.perf_counter() - t0:.1f} s", flush=True)
+                yield fam, p.name, path, None
         else:
             raise SystemExit(f"unknown family {fam!r}")
 

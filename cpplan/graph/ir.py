@@ -223,7 +223,8 @@ class Graph:
         concat_axis: int | None = None,
         workspace: Iterable[int] = (),
     ) -> Operator:
-        """Append an operator to the schedule; its outputs become activations.
+        """Append an operator to the schedule; its outputs become activations (an operator may
+        have none when it reads some: it writes into one of them in place).
 
         ``outputs`` are ``(name, shape[, dtype])`` tuples (dtype defaults to float32) or
         :class:`Tensor` objects. Every input must already exist; errors name the operator.
@@ -244,9 +245,15 @@ class Graph:
             else:
                 outs.append(Tensor(o[0], tuple(o[1]), o[2] if len(o) > 2 else "float32",
                                    "activation"))
-        if not outs:
-            raise ProblemError(f"operator {name!r} ({op_type}) makes no tensor",
+        # An operator without outputs writes into a tensor it reads (a training graph's
+        # ``x.add_(y)``): it still needs its inputs at its step. One that reads nothing either
+        # is a mistake, and the rewrites need an output 0.
+        if not outs and not ins:
+            raise ProblemError(f"operator {name!r} ({op_type}) makes no tensor and reads none",
                                field="outputs")
+        if not outs and (inplace or view or concat_axis is not None):
+            raise ProblemError(f"operator {name!r} ({op_type}) makes no tensor, so it cannot be "
+                               "in place, a view or a concatenation", field="outputs")
         inplace = tuple(int(i) for i in inplace)
         if any(not 0 <= i < len(ins) for i in inplace):
             raise ProblemError(f"operator {name!r}: inplace indices {inplace} out of range for "

@@ -1,0 +1,243 @@
+"""torch.fx front end: an aten-level ``GraphModule`` to a :class:`cpplan.graph.Graph`, and one
+training step of a torchvision network traced into a :class:`cpplan.Problem` (needs
+``pip install ".[exports]"`` or ``".[executorch]"``; torch is imported only when used).
+
+:func:`graph_from_fx` reads a graph traced by ``torch.fx.experimental.proxy_tensor.make_fx``
+(every node carries its value, real or fake, in ``node.meta["val"]``) and keeps what memory
+planning needs:
+
+* **Buffers are storages, not tensors.** Each node's tensors are identified by their storage
+  (``StorageWeakRef``, the identity torch's own alias analysis uses, e.g. ``torch._functorch``'s
+  partitioner): the first node whose value has a storage makes it (an activation of the size of
+  the whole storage, in bytes); a view (``view``, ``t``, ``expand``, ``permute``, ``alias``,
+  ``detach``, ``slice``, ``select``, ``split``...) or an in-place result (``relu_``, ``add_``)
+  shares its base's storage and is **folded into the base**: it makes no buffer, and every use
+  of it is a use of the base, so the base lives until the view's last use.
+* **Operators** are the ``call_function`` nodes in graph order (the order ``make_fx`` recorded
+  them in, the order they run in). A node that makes no new storage and reads only the storages
+  it returns (a pure view, ``relu_``) takes no step; one that also reads others (``x.add_(y)``)
+  is an operator with no output, so ``y`` lives until it. ``getitem`` selects from a tuple and
+  takes no step; tuple outputs are the tensors inside. Tensors of zero bytes take no memory and
+  are left out.
+* **Roles.** Placeholders named in ``constants`` (the module's parameters and buffers) and
+  ``get_attr`` tensors are constants, never planned; the other placeholders are graph inputs.
+  The tensors returned by the graph's ``output`` node (the loss, the gradients) are graph
+  outputs, alive to the end of the run.
+
+:func:`training_problem` traces one training step (forward, cross-entropy loss, backward to the
+gradients of every parameter, with ``torch.autograd.grad`` inside ``make_fx`` in fake mode: no
+arithmetic runs, a network traces in about a second) of a torchvision network built with
+``weights=None`` and returns its problem: the images and labels are planned in the arena until
+their last use (the first convolution's weight gradient reads the images at the very end), the
+parameters and batch-norm statistics are constants, the loss and the parameter gradients live to
+the end.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from ..errors import CpplanError, ProblemError, missing_extra
+from ..problem import Problem
+from .ir import Graph, element_bytes
+from .to_problem import to_problem
+
+__all__ = ["graph_from_fx", "trace_training_step", "training_graph", "training_problem",
+           "TRAINING_MODELS"]
+
+#: The torchvision networks of the training family, with the batch and square resolution their
+#: training step is traced at (small enough to trace in seconds; weights=None).
+TRAINING_MODELS: dict[str, tuple[int, int]] = {
+    "resnet18": (8, 224),
+    "resnet50": (2, 224),
+    "mobilenet_v2": (4, 224),
+    "densenet121": (2, 224),
+    "efficientnet_b0": (4, 224),
+    "squeezenet1_1": (8, 224),
+}
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise missing_extra("tracing a torch graph", "torch", "exports") from None
+    return torch
+
+
+def _dtype(t: Any) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+def _tensors(value: Any) -> Iterator[Any]:
+    """The tensors inside a node's value (a tensor, or tuples/lists of them), in order."""
+    torch = _torch()
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors(v)
+
+
+def graph_from_fx(gm: Any, *, constants: Collection[str] = (), name: str = "") -> Graph:
+    """The graph of an aten-level ``torch.fx.GraphModule`` whose nodes carry
+    ``node.meta["val"]`` (as ``make_fx`` traces them); semantics in the module docstring.
+
+    ``constants``: names of the placeholders that are constants (parameters, buffers).
+    Raises :class:`ProblemError` naming the node when a tensor-producing node has no value, or
+    a name in ``constants`` is not a placeholder.
+    """
+    _torch()
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    graph = Graph(name)
+    base: dict[Any, str] = {}  # storage -> the IR tensor holding it
+    nodes = list(gm.graph.nodes)
+    placeholders = {n.name for n in nodes if n.op == "placeholder"}
+    unknown = sorted(set(constants) - placeholders)
+    if unknown:
+        raise ProblemError(f"constants {unknown} are not placeholders of the graph",
+                           field="constants")
+
+    def storage(t: Any) -> Any:
+        return StorageWeakRef(t.untyped_storage())
+
+    def value(n: Any) -> Any:
+        if "val" not in n.meta:
+            raise ProblemError(f"node {n.name!r} ({n.op} {n.target}) carries no meta['val']: "
+                               "trace with torch.fx.experimental.proxy_tensor.make_fx",
+                               field="meta")
+        return n.meta["val"]
+
+    def define(n: Any, t: Any, k: int, kind: str) -> None:
+        """Register a new storage ``t`` made by node ``n`` (its ``k``-th tensor)."""
+        size = t.untyped_storage().nbytes()
+        per = element_bytes(_dtype(t))
+        # The whole storage is what the node allocates; its shape when it fills it exactly.
+        shape = tuple(t.shape) if t.numel() * per == size else (
+            (size // per,) if size % per == 0 else (size,))
+        dtype = _dtype(t) if size % per == 0 else "uint8"
+        tname = n.name if k == 0 else f"{n.name}.{k}"
+        if kind == "input":
+            graph.add_input(tname, shape, dtype)
+        elif kind == "constant":
+            graph.add_constant(tname, shape, dtype)
+        base[storage(t)] = tname
+        made.append((tname, shape, dtype))
+
+    for n in nodes:
+        made: list[tuple[str, tuple[int, ...], str]] = []
+        if n.op in ("placeholder", "get_attr"):
+            kind = "input" if n.op == "placeholder" and n.name not in constants else "constant"
+            for k, t in enumerate(_tensors(n.meta.get("val"))):
+                if storage(t) not in base and t.untyped_storage().nbytes():
+                    define(n, t, k, kind)
+            continue
+        if n.op == "output":
+            for t in _tensors([value(a) for a in n.all_input_nodes]):
+                b = base.get(storage(t))
+                if b is not None and graph.tensors[b].role == "activation":
+                    graph.mark_output(b)
+            continue
+        if n.op != "call_function" or n.target is operator.getitem:
+            continue
+        outs = list(_tensors(value(n) if n.users else n.meta.get("val")))
+        reads: list[str] = []
+        for a in n.all_input_nodes:
+            for t in _tensors(a.meta.get("val")):
+                b = base.get(storage(t))
+                if b is not None and b not in reads:
+                    reads.append(b)
+        returned: set[str] = set()
+        for k, t in enumerate(outs):
+            s = storage(t)
+            if s in base:
+                returned.add(base[s])
+            elif t.untyped_storage().nbytes():
+                define(n, t, k, "activation")
+        if not made and all(r in returned for r in reads):
+            continue  # a pure view or a self-only in-place step: no memory event
+        graph.add_operator(str(n.target), reads, made, name=n.name)
+    return graph
+
+
+def trace_training_step(model: Any, images: Any, labels: Any) -> tuple[Any, list[str]]:
+    """``(GraphModule, constant placeholder names)`` of one training step of ``model`` (train
+    mode: forward, cross-entropy loss, ``torch.autograd.grad`` of the loss with respect to every
+    parameter; returns the loss and the gradients), traced by ``make_fx`` in fake mode.
+
+    The placeholders are the parameters, the buffers (batch-norm statistics), then the images
+    and the labels; the first two groups are the constants."""
+    torch = _torch()
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    model.train()
+    params = dict(model.named_parameters())
+    buffers = dict(model.named_buffers())
+    names = list(params)
+
+    def step(params: dict, buffers: dict, images: Any, labels: Any) -> tuple:
+        logits = torch.func.functional_call(model, (params, buffers), (images,))
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        grads = torch.autograd.grad(loss, [params[k] for k in names])
+        return loss, grads
+
+    gm = make_fx(step, tracing_mode="fake")(params, buffers, images, labels)
+    phs = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    n_const = len(params) + len(buffers)
+    if len(phs) != n_const + 2:
+        raise CpplanError(f"traced {len(phs)} placeholders, expected {n_const + 2} "
+                          "(parameters, buffers, images, labels)")
+    return gm, phs[:n_const]
+
+
+def _settings(arch: str, batch: int | None, resolution: int | None) -> tuple[int, int]:
+    default = TRAINING_MODELS.get(arch, (2, 224))
+    return (default[0] if batch is None else batch,
+            default[1] if resolution is None else resolution)
+
+
+def training_graph(arch: str, *, batch: int | None = None, resolution: int | None = None,
+                   num_classes: int = 1000) -> Graph:
+    """The graph of one training step of torchvision's ``arch`` (``weights=None``), traced at
+    ``batch`` images of ``resolution`` x ``resolution`` (defaults: :data:`TRAINING_MODELS`)."""
+    torch = _torch()
+    try:
+        import torchvision
+    except ImportError:
+        raise missing_extra("tracing a torchvision network", "torchvision", "exports") from None
+    batch, resolution = _settings(arch, batch, resolution)
+    if batch < 1 or resolution < 1:
+        raise CpplanError(f"batch and resolution must be >= 1, got {batch}, {resolution}")
+    try:
+        model = torchvision.models.get_model(arch, weights=None, num_classes=num_classes)
+    except ValueError as e:
+        raise CpplanError(f"unknown torchvision network {arch!r}: {e}") from None
+    images = torch.zeros(batch, 3, resolution, resolution)
+    labels = torch.zeros(batch, dtype=torch.int64)
+    gm, constants = trace_training_step(model, images, labels)
+    return graph_from_fx(gm, constants=constants,
+                         name=f"{arch}-train-b{batch}-{resolution}")
+
+
+def training_problem(arch: str, *, batch: int | None = None, resolution: int | None = None,
+                     num_classes: int = 1000, alignment: int = 1) -> Problem:
+    """The problem of one training step of torchvision's ``arch`` (see :func:`training_graph`):
+    one pool ``arena`` holding the activations, the gradients and the step's inputs (alive
+    until their last use); no aliases (views are folded into their bases), so it can be
+    written as MiniMalloc CSV."""
+    torch = _torch()
+    import torchvision
+
+    batch, resolution = _settings(arch, batch, resolution)
+    graph = training_graph(arch, batch=batch, resolution=resolution, num_classes=num_classes)
+    source = {"model": f"torchvision.models.get_model({arch!r}, weights=None, "
+                       f"num_classes={num_classes})",
+              "step": "forward, cross_entropy, torch.autograd.grad over every parameter; "
+                      "make_fx(tracing_mode='fake')",
+              "torch_version": torch.__version__, "torchvision_version": torchvision.__version__}
+    return to_problem(graph, inputs_in_arena=True, alignment=alignment, source=source,
+                      command=f"cpplan.graph.fx.training_problem({arch!r}, batch={batch}, "
+                              f"resolution={resolution})")
