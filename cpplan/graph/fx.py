@@ -35,6 +35,7 @@ the end.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Collection, Iterator
 from typing import Any
@@ -81,28 +82,72 @@ def _tensors(value: Any) -> Iterator[Any]:
             yield from _tensors(v)
 
 
+def _names(value: Any) -> Iterator[str]:
+    """The buffer names inside a node's bases (a name, ``None``, or tuples/lists of them)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _names(v)
+
+
+@functools.cache
+def _returns_alias(op: Any) -> tuple[str | None, ...]:
+    """For each return of an aten operator, the argument it shares storage with (a view, an
+    in-place result) per its schema's alias annotations (``Tensor(a)``, ``Tensor(a!)``,
+    ``Tensor(a)[]``), or ``None`` when it is new."""
+    from torch.utils._python_dispatch import get_alias_info
+
+    try:
+        info = get_alias_info(op)
+    except Exception:  # a schema torchgen cannot parse: no alias known, storages decide
+        return ()
+    out: list[str | None] = []
+    for r in info.outs:
+        out.append(next((a.name for a in info.args if r.alias_set & a.alias_set), None))
+    return tuple(out)
+
+
+def _argument(node: Any, name: str) -> Any:
+    """The value of argument ``name`` of an operator node (positional or keyword)."""
+    for i, a in enumerate(node.target._schema.arguments):
+        if a.name == name:
+            return node.args[i] if i < len(node.args) else node.kwargs.get(name)
+    return None
+
+
+def _base_name(bases: dict[str, Any], arg: Any) -> str | None:
+    """The buffer holding an argument that is one tensor node, else ``None``."""
+    held = bases.get(getattr(arg, "name", None)) if arg is not None else None
+    return held if isinstance(held, str) else None
+
+
 def graph_from_fx(gm: Any, *, constants: Collection[str] = (), name: str = "") -> Graph:
     """The graph of an aten-level ``torch.fx.GraphModule`` whose nodes carry
-    ``node.meta["val"]`` (as ``make_fx`` traces them); semantics in the module docstring.
+    ``node.meta["val"]`` (as ``make_fx`` traces them, in any tracing mode); semantics in the
+    module docstring.
 
     ``constants``: names of the placeholders that are constants (parameters, buffers).
-    Raises :class:`ProblemError` naming the node when a tensor-producing node has no value, or
-    a name in ``constants`` is not a placeholder.
+    Raises :class:`ProblemError` naming the node when a node whose result is used has no
+    value, or a name in ``constants`` is not a placeholder.
     """
-    _torch()
+    torch = _torch()
     from torch.multiprocessing.reductions import StorageWeakRef
 
     graph = Graph(name)
-    base: dict[Any, str] = {}  # storage -> the IR tensor holding it
     nodes = list(gm.graph.nodes)
     placeholders = {n.name for n in nodes if n.op == "placeholder"}
     unknown = sorted(set(constants) - placeholders)
     if unknown:
         raise ProblemError(f"constants {unknown} are not placeholders of the graph",
                            field="constants")
-
-    def storage(t: Any) -> Any:
-        return StorageWeakRef(t.untyped_storage())
+    # Where each node's tensors live: its value with every tensor replaced by the name of the
+    # buffer holding its storage (None: no memory). Alias annotations decide views and
+    # in-place results in every tracing mode; storages (shared between a fake tensor and its
+    # views) catch what the annotations do not cover. Real-mode tracing stores a separate
+    # snapshot per node, so there only the annotations can tell.
+    bases: dict[str, Any] = {}
+    by_storage: dict[Any, str] = {}
 
     def value(n: Any) -> Any:
         if "val" not in n.meta:
@@ -111,56 +156,84 @@ def graph_from_fx(gm: Any, *, constants: Collection[str] = (), name: str = "") -
                                field="meta")
         return n.meta["val"]
 
-    def define(n: Any, t: Any, k: int, kind: str) -> None:
-        """Register a new storage ``t`` made by node ``n`` (its ``k``-th tensor)."""
-        size = t.untyped_storage().nbytes()
-        per = element_bytes(_dtype(t))
-        # The whole storage is what the node allocates; its shape when it fills it exactly.
-        shape = tuple(t.shape) if t.numel() * per == size else (
-            (size // per,) if size % per == 0 else (size,))
-        dtype = _dtype(t) if size % per == 0 else "uint8"
-        tname = n.name if k == 0 else f"{n.name}.{k}"
-        if kind == "input":
-            graph.add_input(tname, shape, dtype)
-        elif kind == "constant":
-            graph.add_constant(tname, shape, dtype)
-        base[storage(t)] = tname
-        made.append((tname, shape, dtype))
+    def place(n: Any, val: Any, aliases: Any, kind: str, made: list) -> Any:
+        """The bases of ``val`` (made by node ``n``): each tensor takes the base ``aliases``
+        gives it (the same structure, None where new), or its storage's, or a new buffer."""
+        count = [0]
+
+        def walk(v: Any, alias: Any) -> Any:
+            if isinstance(v, (tuple, list)):
+                items = alias if isinstance(alias, (tuple, list)) else [alias] * len(v)
+                return [walk(x, a) for x, a in zip(v, items, strict=True)]
+            if not isinstance(v, torch.Tensor):
+                return None
+            k = count[0]
+            count[0] += 1
+            key = StorageWeakRef(v.untyped_storage())
+            b = alias if isinstance(alias, str) else by_storage.get(key)
+            if b is None and v.untyped_storage().nbytes():
+                b = f"{n.name}.{k}" if k else n.name
+                _define(graph, b, v, kind, made)
+            if b is not None:
+                by_storage.setdefault(key, b)
+            return b
+
+        return walk(val, aliases)
 
     for n in nodes:
         made: list[tuple[str, tuple[int, ...], str]] = []
         if n.op in ("placeholder", "get_attr"):
             kind = "input" if n.op == "placeholder" and n.name not in constants else "constant"
-            for k, t in enumerate(_tensors(n.meta.get("val"))):
-                if storage(t) not in base and t.untyped_storage().nbytes():
-                    define(n, t, k, kind)
-            continue
-        if n.op == "output":
-            for t in _tensors([value(a) for a in n.all_input_nodes]):
-                b = base.get(storage(t))
-                if b is not None and graph.tensors[b].role == "activation":
-                    graph.mark_output(b)
-            continue
-        if n.op != "call_function" or n.target is operator.getitem:
-            continue
-        outs = list(_tensors(value(n) if n.users else n.meta.get("val")))
-        reads: list[str] = []
-        for a in n.all_input_nodes:
-            for t in _tensors(a.meta.get("val")):
-                b = base.get(storage(t))
-                if b is not None and b not in reads:
-                    reads.append(b)
-        returned: set[str] = set()
-        for k, t in enumerate(outs):
-            s = storage(t)
-            if s in base:
-                returned.add(base[s])
-            elif t.untyped_storage().nbytes():
-                define(n, t, k, "activation")
-        if not made and all(r in returned for r in reads):
-            continue  # a pure view or a self-only in-place step: no memory event
-        graph.add_operator(str(n.target), reads, made, name=n.name)
+            bases[n.name] = place(n, n.meta.get("val"), None, kind, made)
+        elif n.op == "output":
+            for a in n.all_input_nodes:
+                for b in _names(bases.get(a.name)):
+                    if graph.tensors[b].role == "activation":
+                        graph.mark_output(b)
+        elif n.op == "call_function" and n.target is operator.getitem:
+            src, idx = n.args
+            held = bases.get(src.name)
+            bases[n.name] = held[idx] if isinstance(held, list) else None
+        elif n.op == "call_function":
+            val = value(n) if n.users else n.meta.get("val")
+            aliases: Any = None
+            if isinstance(n.target, torch._ops.OpOverload):
+                shared = [_base_name(bases, _argument(n, a)) for a in _returns_alias(n.target)]
+                if len(shared) == 1:
+                    aliases = shared[0]  # one tensor, or a list of views of one argument
+                elif isinstance(val, (tuple, list)) and len(shared) == len(val):
+                    aliases = shared
+            reads: list[str] = []
+            for a in n.all_input_nodes:
+                for b in _names(bases.get(a.name)):
+                    if b not in reads:
+                        reads.append(b)
+            bases[n.name] = place(n, val, aliases, "activation", made)
+            returned = set(_names(bases[n.name]))
+            if made or any(r not in returned for r in reads):
+                # a pure view or a self-only in-place step takes no step (no memory event)
+                graph.add_operator(str(n.target), reads, made, name=n.name)
     return graph
+
+
+def _define(graph: Graph, name: str, t: Any, kind: str, made: list) -> None:
+    """A new buffer for tensor ``t``'s whole storage (what the node allocates), with the
+    tensor's shape when the tensor fills its storage exactly."""
+    size = t.untyped_storage().nbytes()
+    dtype = _dtype(t)
+    per = element_bytes(dtype)
+    if t.numel() * per == size:
+        shape = tuple(t.shape)
+    elif size % per == 0:
+        shape = (size // per,)
+    else:
+        shape, dtype = (size,), "uint8"
+    if kind == "input":
+        graph.add_input(name, shape, dtype)
+    elif kind == "constant":
+        graph.add_constant(name, shape, dtype)
+    else:
+        made.append((name, shape, dtype))
 
 
 def trace_training_step(model: Any, images: Any, labels: Any) -> tuple[Any, list[str]]:
