@@ -447,6 +447,17 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
     click.echo(f"wrote {output}: {plan.summary()}", err=True)
 
 
+def _dim_values(dims: tuple[str, ...]) -> dict[str, int]:
+    """``--dim NAME=VALUE`` options as a dict."""
+    values: dict[str, int] = {}
+    for d in dims:
+        name, eq, value = d.partition("=")
+        if not eq or not name or not value.strip().isdigit():
+            raise CpplanError(f"--dim expects NAME=VALUE with a non-negative integer, got {d!r}")
+        values[name] = int(value)
+    return values
+
+
 @main.command()
 @click.argument("model", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
@@ -465,14 +476,31 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="INPUT=D0,D1,...",
               help="Whole shape of a graph input (repeatable), e.g. --input-shape "
                    "input_ids=1,128; its symbolic dimensions take these values.")
+@click.option("--training", is_flag=True,
+              help="MODEL torchvision:ARCH: trace one training step (forward, loss, backward; "
+                   "--dim batch=N --dim resolution=R).")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
             concat_in_place: bool, no_views: bool, alignment: int | None,
-            dims: tuple[str, ...], input_shapes: tuple[str, ...]) -> None:
+            dims: tuple[str, ...], input_shapes: tuple[str, ...], training: bool) -> None:
     """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]), a TFLite
-    model as TFLite Micro plans it (needs cpplan[tflite]) or a PyTorch ExportedProgram as
-    ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply)."""
+    model as TFLite Micro plans it (needs cpplan[tflite]), a PyTorch ExportedProgram as
+    ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply) or one
+    training step of a torchvision network (torchvision:ARCH --training, needs
+    cpplan[exports])."""
     import shlex
+
+    if training or model.startswith("torchvision:"):
+        if not (training and model.startswith("torchvision:")):
+            raise CpplanError("--training traces a torchvision network: give "
+                              "torchvision:ARCH --training, e.g. torchvision:resnet50")
+        from .graph.fx import extract_cli as extract_training
+
+        for line in extract_training(model, output, dims=_dim_values(dims), alignment=alignment,
+                                     other_flags=bool(in_place or concat_in_place or no_views
+                                                      or inputs_in_arena or input_shapes)):
+            click.echo(line)
+        return
 
     if model.lower().endswith(".pt2"):
         from .io import check_output
@@ -504,12 +532,7 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
     from .graph.to_problem import describe
     from .io import write_problem
 
-    values: dict[str, int] = {}
-    for d in dims:
-        name, eq, value = d.partition("=")
-        if not eq or not name or not value.strip().isdigit():
-            raise CpplanError(f"--dim expects NAME=VALUE with a non-negative integer, got {d!r}")
-        values[name] = int(value)
+    values = _dim_values(dims)
     shapes: dict[str, tuple[int, ...]] = {}
     for d in input_shapes:
         name, eq, value = d.partition("=")

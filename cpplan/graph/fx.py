@@ -296,7 +296,8 @@ def training_graph(arch: str, *, batch: int | None = None, resolution: int | Non
 
 
 def training_problem(arch: str, *, batch: int | None = None, resolution: int | None = None,
-                     num_classes: int = 1000, alignment: int = 1) -> Problem:
+                     num_classes: int = 1000, alignment: int = 1,
+                     command: str | None = None) -> Problem:
     """The problem of one training step of torchvision's ``arch`` (see :func:`training_graph`):
     one pool ``arena`` holding the activations, the gradients and the step's inputs (alive
     until their last use); no aliases (views are folded into their bases), so it can be
@@ -311,6 +312,42 @@ def training_problem(arch: str, *, batch: int | None = None, resolution: int | N
               "step": "forward, cross_entropy, torch.autograd.grad over every parameter; "
                       "make_fx(tracing_mode='fake')",
               "torch_version": torch.__version__, "torchvision_version": torchvision.__version__}
+    command = command or (f"cpplan.graph.fx.training_problem({arch!r}, batch={batch}, "
+                          f"resolution={resolution}, num_classes={num_classes}, "
+                          f"alignment={alignment})")
     return to_problem(graph, inputs_in_arena=True, alignment=alignment, source=source,
-                      command=f"cpplan.graph.fx.training_problem({arch!r}, batch={batch}, "
-                              f"resolution={resolution})")
+                      command=command)
+
+
+def extract_cli(model: str, output: str, *, dims: dict[str, int], alignment: int | None,
+                other_flags: bool = False) -> list[str]:
+    """``cpplan extract torchvision:ARCH --training``: trace one training step of ``ARCH``
+    (``dims``: ``batch`` and ``resolution`` from ``--dim``, defaults in
+    :data:`TRAINING_MODELS`), write its problem, return the lines to print."""
+    import shlex
+
+    from ..io import check_output, write_problem
+    from .to_problem import describe
+
+    arch = model.partition(":")[2]
+    if not arch:
+        raise CpplanError(f"{model}: expected torchvision:ARCH, e.g. torchvision:resnet50")
+    if other_flags:
+        raise CpplanError("--in-place, --concat-in-place, --no-views, --inputs-in-arena and "
+                          "--input-shape are for ONNX models; a training step is traced with "
+                          "views folded and its inputs in the arena")
+    extra = sorted(set(dims) - {"batch", "resolution"})
+    if extra:
+        raise CpplanError(f"--dim {extra[0]}: a training step knows batch and resolution only")
+    alignment = 1 if alignment is None else alignment
+    if alignment < 1:
+        raise CpplanError(f"--alignment must be a positive number of bytes, got {alignment}")
+    check_output(output)
+    batch, resolution = _settings(arch, dims.get("batch"), dims.get("resolution"))
+    command = shlex.join(["cpplan", "extract", model, "--training", "-o", output, "--dim",
+                          f"batch={batch}", "--dim", f"resolution={resolution}"]
+                         + ([] if alignment == 1 else ["--alignment", str(alignment)]))
+    problem = training_problem(arch, batch=batch, resolution=resolution, alignment=alignment,
+                               command=command)
+    write_problem(problem, output)
+    return [f"wrote {output}: " + "\n".join(describe(problem))]

@@ -192,12 +192,33 @@ def test_errors_name_the_node():
         graph_from_fx(gm)
 
 
-def test_torchvision_training_problem():
+def test_torchvision_training_step_from_the_command_line(tmp_path):
     require("torchvision", "exports")
-    from cpplan.graph.fx import training_problem
+    from click.testing import CliRunner
 
-    problem = training_problem("squeezenet1_1", batch=1, resolution=32, num_classes=10)
-    assert problem.name == "squeezenet1_1-train-b1-32"
-    assert len(problem.buffers) > 100 and not problem.aliases
-    assert problem.meta["source"]["torch_version"] == torch.__version__
-    assert problem.meta["constants"]["count"] > 50
+    from cpplan.cli import main
+    from cpplan.graph.fx import training_problem
+    from cpplan.io import read_problem
+
+    out = tmp_path / "sq.json"
+    r = CliRunner().invoke(main, ["extract", "torchvision:squeezenet1_1", "--training", "-o",
+                                  str(out), "--dim", "batch=1", "--dim", "resolution=32"])
+    assert r.exit_code == 0, r.output
+    p = read_problem(out)
+    assert p.name == "squeezenet1_1-train-b1-32"
+    assert p.meta["command"] == ("cpplan extract torchvision:squeezenet1_1 --training -o "
+                                 f"{out} --dim batch=1 --dim resolution=32")
+    assert p.meta["source"]["torch_version"] == torch.__version__
+    assert len(p.buffers) > 100 and not p.aliases and p.meta["constants"]["count"] > 50
+    same = training_problem("squeezenet1_1", batch=1, resolution=32)
+    assert [(b.id, b.size, b.start, b.end) for b in p.buffers] == [
+        (b.id, b.size, b.start, b.end) for b in same.buffers]
+    for args, message in ((["torchvision:squeezenet1_1"], "--training traces"),
+                          (["torchvision:nope", "--training"], "unknown torchvision network"),
+                          (["torchvision:squeezenet1_1", "--training", "--dim", "width=2"],
+                           "batch and resolution only"),
+                          (["torchvision:squeezenet1_1", "--training", "--in-place"],
+                           "for ONNX models")):
+        r = CliRunner().invoke(main, ["extract", *args, "-o", str(tmp_path / "x.csv")])
+        assert r.exit_code == 2 and message in r.output and len(r.output.splitlines()) == 1
+    assert not (tmp_path / "x.csv").exists()

@@ -75,6 +75,23 @@ def test_operators_must_come_in_schedule_order():
         g.mark_output("nope")
 
 
+def test_an_in_place_operator_without_outputs_keeps_its_inputs_alive():
+    from cpplan.graph import liveness
+
+    g = Graph()
+    g.add_input("x", (4,))
+    g.add_operator("Mul", ["x"], [("a", (4,))])
+    g.add_operator("Mul", ["x"], [("b", (4,))])
+    g.add_operator("AddInPlace", ["a", "b"], [])  # a += b: b is read here
+    g.add_operator("Sum", ["a"], [("s", ())])
+    live = liveness(g, inputs_in_arena=True)
+    assert live.lifetime("b") == (1, 3) and live.lifetime("a") == (0, 4)
+    with pytest.raises(ProblemError, match="makes no tensor and reads none"):
+        g.add_operator("Nothing", [], [])
+    with pytest.raises(ProblemError, match="cannot be in place, a view"):
+        g.add_operator("View", ["a"], [], view=True)
+
+
 def test_topological_order_keeps_a_valid_order_and_repairs_a_wrong_one():
     nodes = [(["x"], ["a"]), (["a"], ["b"]), (["a", "b"], ["c"])]
     assert topological_order(nodes, ["x"]) == [0, 1, 2]
