@@ -6,13 +6,17 @@ training step of a torchvision network traced into a :class:`cpplan.Problem` (ne
 (every node carries its value, real or fake, in ``node.meta["val"]``) and keeps what memory
 planning needs:
 
-* **Buffers are storages, not tensors.** Each node's tensors are identified by their storage
-  (``StorageWeakRef``, the identity torch's own alias analysis uses, e.g. ``torch._functorch``'s
-  partitioner): the first node whose value has a storage makes it (an activation of the size of
-  the whole storage, in bytes); a view (``view``, ``t``, ``expand``, ``permute``, ``alias``,
-  ``detach``, ``slice``, ``select``, ``split``...) or an in-place result (``relu_``, ``add_``)
-  shares its base's storage and is **folded into the base**: it makes no buffer, and every use
-  of it is a use of the base, so the base lives until the view's last use.
+* **Buffers are storages, not tensors.** The first node whose value holds a storage makes it
+  (an activation of the size of the whole storage, in bytes). A view (``view``, ``t``,
+  ``expand``, ``permute``, ``alias``, ``detach``, ``slice``, ``select``, ``split``...) or an
+  in-place result (``relu_``, ``add_``) shares its base's storage and is **folded into the
+  base**: it makes no buffer, and every use of it is a use of the base, so the base lives until
+  the view's last use. Which return shares which argument's storage comes from the operator's
+  alias annotations (``Tensor(a)``, ``Tensor(a!)``, ``Tensor(a)[]``, read with torch's
+  ``torch.utils._python_dispatch.get_alias_info``), which holds in every tracing mode; the
+  storages themselves (``StorageWeakRef``, shared between a fake tensor and its views) cover
+  the rest. Real-mode traces keep a separate snapshot per node, so there only the annotations
+  can tell.
 * **Operators** are the ``call_function`` nodes in graph order (the order ``make_fx`` recorded
   them in, the order they run in). A node that makes no new storage and reads only the storages
   it returns (a pure view, ``relu_``) takes no step; one that also reads others (``x.add_(y)``)
@@ -145,10 +149,7 @@ def graph_from_fx(gm: Any, *, constants: Collection[str] = (), name: str = "") -
         raise ProblemError(f"constants {unknown} are not placeholders of the graph",
                            field="constants")
     # Where each node's tensors live: its value with every tensor replaced by the name of the
-    # buffer holding its storage (None: no memory). Alias annotations decide views and
-    # in-place results in every tracing mode; storages (shared between a fake tensor and its
-    # views) catch what the annotations do not cover. Real-mode tracing stores a separate
-    # snapshot per node, so there only the annotations can tell.
+    # buffer holding its storage (None: no memory); see the module docstring for how.
     bases: dict[str, Any] = {}
     by_storage: dict[Any, str] = {}
 
