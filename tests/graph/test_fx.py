@@ -170,6 +170,23 @@ def test_tuple_outputs():
     assert indices.end == indices.start + 1 and values.end == values.start + 2
 
 
+def test_list_of_views_makes_no_buffer():
+    def f(x):
+        y = x * 2
+        a, b = y.split(2)  # Tensor(a)[]: both views of y
+        c = x + 1
+        return (a.sum() + b.sum() + c.sum(),)
+
+    gm = make_fx(f)(torch.ones(4, 3))
+    graph = graph_from_fx(gm)
+    problem = to_problem(graph, inputs_in_arena=True)
+    split = next(n for n in gm.graph.nodes if n.target == torch.ops.aten.split.Tensor)
+    assert not any(b.id.startswith(split.name) for b in problem.buffers)
+    last = max(i for i, op in enumerate(graph.operators) if "mul" in op.inputs)
+    assert graph.operators[last].op_type == "aten.sum.default"
+    assert problem.buffer("mul").end == last + 1 > problem.buffer("add").start
+
+
 def test_small_step_plan_passes_the_checker(small_step):
     gm, constants = small_step
     problem = to_problem(graph_from_fx(gm, constants=constants), inputs_in_arena=True)
