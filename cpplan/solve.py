@@ -106,11 +106,16 @@ class _State:
         np.maximum.at(heights, pools, tops)
         return int((heights * b.pool_cost).sum()) * b.scale
 
-    def offer(self, pools: np.ndarray, offsets: np.ndarray, planner: str) -> bool:
+    def offer(self, pools: np.ndarray, offsets: np.ndarray, planner: str, *,
+              ties: bool = False) -> bool:
+        """Keep the plan when its objective is lower (or, with ``ties``, not higher: a
+        component's packing that got lower while another component sets the height). True when
+        the objective went down."""
         obj = self.objective_of(pools, offsets)
-        if self.objective is None or obj < self.objective:
+        if self.objective is None or obj < self.objective or (ties and obj == self.objective):
+            lower = self.objective is None or obj < self.objective
             self.pools, self.offsets, self.objective, self.planner = pools, offsets, obj, planner
-            return True
+            return lower
         return False
 
     def raise_lower(self, value: int, why: str) -> None:
@@ -452,9 +457,11 @@ def _merge(state: _State, c: np.ndarray, out: Outcome, planner: str) -> None:
             return
         offs = state.partial
     else:
+        if (out.offsets + b.size[c]).max() > (state.offsets[c] + b.size[c]).max():
+            return  # (never raise a component: a later one may bring the height down)
         offs = state.offsets.copy()
         offs[c] = out.offsets
-    if state.offer(np.zeros(len(b), np.int64), offs, planner) and planner != "lns":
+    if state.offer(np.zeros(len(b), np.int64), offs, planner, ties=True) and planner != "lns":
         state.emit(planner)  # (LNS says more in its own progress lines)
 
 

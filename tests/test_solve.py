@@ -295,3 +295,16 @@ def test_hints_are_a_warm_start():
                            for b in _fragmented().buffers))
     plan = solve(broken, deterministic=True, exact=False, planners=["naive"])
     assert plan.stats["best_planner"] == "naive" and not check(broken, plan)
+
+
+def test_a_component_brought_down_is_kept_while_another_sets_the_height():
+    # An aligned perfect packing of 120 buffers falls into independent components in time; the
+    # first probes bring some of them down to the optimum while another is still above it.
+    # Each must be kept (the height only falls when the last one comes down), so that the
+    # solve ends proven optimal instead of probing the same component again.
+    from cpplan.perfect import perfect_packing
+
+    problem = perfect_packing(120, seed=8, aligned=True)
+    plan = solve(problem, time_limit=10)
+    assert plan.status == "optimal"
+    assert plan.height == problem.meta["optimum"]

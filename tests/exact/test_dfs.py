@@ -164,3 +164,20 @@ def test_a_challenging_instance_fits(name):
     assert out.status == "feasible"
     plan = blocks.to_plan(out.pools, out.offsets, planner="dfs")
     assert plan.height <= 1048576
+
+
+def test_aligned_perfect_packings_are_found_with_the_alignment_first_orders():
+    # A strip cut into 120 buffers, each aligned to a power of two dividing its cut offset: the
+    # optimum is the strip's width. MiniMalloc's three preorders alone do not find most of them
+    # within this node budget; with the largest alignments placed first among ties they do.
+    from cpplan.perfect import perfect_packing
+
+    found = {"default": 0, "mini": 0}
+    for seed in (0, 4, 5):
+        problem = perfect_packing(120, seed=seed, aligned=True)
+        width = problem.meta["optimum"]
+        found["default"] += _fit(problem, width, node_budget=60_000).status == "feasible"
+        found["mini"] += _fit(problem, width, node_budget=60_000,
+                              heuristics=("WAT", "TAW", "TWA")).status == "feasible"
+    assert found["default"] == 3
+    assert found["mini"] < found["default"]
