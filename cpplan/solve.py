@@ -286,7 +286,9 @@ def _heuristic_share(blocks: Blocks, comps: list[np.ndarray], time_limit: float,
         # The portfolio runs its local search only up to REPLICAS_UP_TO blocks; beyond, the
         # greedy planners are all it runs, and they must finish.
         return time_limit * 0.8 if len(blocks) > REPLICAS_UP_TO else min(time_limit * 0.1, 5.0)
-    return min(max(time_limit * 0.03, 0.2), 3.0)
+    # A quick plan: the greedy planners and a little local search. The probes that follow start
+    # with a lone DFS dive, which on real networks' graphs reaches the max-load at once.
+    return min(max(time_limit * 0.003, 0.2), 1.0)
 
 
 def _explained(plan: Plan, blocks: Blocks, control: Control, time_limit: float,

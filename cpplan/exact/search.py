@@ -35,16 +35,22 @@ __all__ = ["Control", "Outcome", "probe", "minimise"]
 
 RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
+DIVE_SHARE = 0.15  # the most of a probe's budget the lone dive may take
+DIVE_NODES_PER_BLOCK = 3
+DIVE_ORDER = "WAT"
 
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
           budget: float, orders: tuple[str, ...] = RACE_ORDERS,
-          first_slice: float = 0.25, dfs: bool = True, within: Budget | None = None) -> Outcome:
+          first_slice: float = 0.25, dfs: bool = True, dive: bool = True,
+          within: Budget | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
-    or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. Spends at
+    or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. With
+    ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
+    block, at most ``DIVE_SHARE`` of the budget). Spends at
     most ``budget`` seconds, charged to ``within`` (default: the control's budget), and never
     past it.
     """
@@ -61,6 +67,16 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
         if out.status in ("feasible", "infeasible"):
             return out
         dfs_pool = None
+    if dfs_pool is not None and dive:
+        # A dive first, alone: on graphs of real networks the search rarely backtracks and
+        # answers in about as many nodes as blocks, twice as fast as when it shares the
+        # machine with CP-SAT's threads. A few nodes per block, and a small share of the
+        # budget, are all it gets before the race.
+        out = fit(blocks, ids, heights[dfs_pool], control, budget=DIVE_SHARE * mine.remaining(),
+                  node_budget=DIVE_NODES_PER_BLOCK * len(ids), heuristics=(DIVE_ORDER,),
+                  charge=mine)
+        if out.status in ("feasible", "infeasible"):
+            return out
     tasks: list[tuple[str, float]] = []
     slice_ = first_slice
     while slice_ < 3600:
