@@ -30,7 +30,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -43,7 +43,7 @@ from .exact.lazy import improve, minimise, probe  # OR-Tools loads on first use
 from .plan import Plan
 from .planners import registry
 from .planners.portfolio import REPLICAS_UP_TO
-from .problem import Problem
+from .problem import Buffer, Problem
 from .replicas.naive import stack
 
 __all__ = ["solve", "Progress"]
@@ -124,11 +124,13 @@ class _State:
             self.notes.append(why)
 
 
-def _block_arrays(blocks: Blocks, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+def _block_arrays(blocks: Blocks, plan: Plan | dict) -> tuple[np.ndarray, np.ndarray]:
+    """Pool and scaled offset per block, from a plan (or its placements by buffer id)."""
+    placements = plan.placements if isinstance(plan, Plan) else plan
     names = {p.name: i for i, p in enumerate(blocks.problem.pools)}
     ids = [blocks.problem.buffers[r].id for r in blocks.root.tolist()]
-    pools = np.fromiter((names[plan.placements[i].pool] for i in ids), np.int64, len(ids))
-    offs = np.fromiter((plan.placements[i].offset // blocks.scale for i in ids), np.int64, len(ids))
+    pools = np.fromiter((names[placements[i].pool] for i in ids), np.int64, len(ids))
+    offs = np.fromiter((placements[i].offset // blocks.scale for i in ids), np.int64, len(ids))
     return pools, offs
 
 
@@ -281,7 +283,8 @@ def _heuristic_share(blocks: Blocks, comps: list[np.ndarray], time_limit: float,
     if not exact:
         return time_limit
     if blocks.n_pools > 1 and len(blocks) > MAX_EXACT_BLOCKS:
-        return time_limit
+        # The heuristics choose the pools; the rest of the time goes to the pools one by one.
+        return time_limit * 0.5
     if any(len(c) > LNS_ABOVE for c in comps):
         # The portfolio runs its local search only up to REPLICAS_UP_TO blocks; beyond, the
         # greedy planners are all it runs, and they must finish.
@@ -471,6 +474,7 @@ def _exact_pools(state: _State, control: Control) -> None:
     """Several pools: one model over all blocks minimising ``sum(cost * height)``."""
     b = state.blocks
     if len(b) > MAX_EXACT_BLOCKS:
+        _pool_by_pool(state, control)
         return
     ids = np.arange(len(b))
     own = max_load(b)
@@ -498,6 +502,53 @@ def _exact_pools(state: _State, control: Control) -> None:
         state.raise_lower(out.bound * b.scale, "cp-sat bound")
     if out.status == "infeasible" and state.objective is None:
         state.notes.append("proved: no plan meets the pools' capacities (CP-SAT)")
+
+
+def _pool_by_pool(state: _State, control: Control) -> None:
+    """Several pools, too many blocks for one model: the best plan's choice of pools stays, and
+    each pool's buffers are solved as a one-pool problem (probes, CP-SAT, large neighbourhood
+    search) from their current offsets as hints, the costliest pools first, until the time
+    limit. With the pools fixed, the objective ``sum(cost * height)`` falls with every pool's
+    height, so each pool's best plan is kept; nothing here is a proof for the whole problem
+    (the lower bound stays the problem's own)."""
+    if state.offsets is None:
+        return
+    b, problem = state.blocks, state.problem
+    plan = b.to_plan(state.pools, state.offsets, planner="pools", lower_bound=state.lower)
+    placements = dict(plan.placements)
+    members: dict[str, list[Buffer]] = {}
+    for buf in problem.buffers:
+        at = placements[buf.id]
+        members.setdefault(at.pool, []).append(
+            replace(buf, pools=(at.pool,), hint=None if buf.offset is not None else at.offset))
+    own = max_load(b)
+    heights = plan.heights
+
+    def excess(name: str) -> int:
+        return problem.pool(name).cost * (heights[name] - own[name].bytes)
+
+    todo = sorted((n for n in members if excess(n) > 0), key=excess, reverse=True)
+    weight = {n: len(members[n]) for n in todo}
+    for k, name in enumerate(todo):
+        left = control.remaining()
+        if left <= 0.5 or control.stopped.is_set():
+            break
+        share = left * weight[name] / sum(weight[m] for m in todo[k:])
+        keep = {buf.id for buf in members[name]}
+        sub = Problem(tuple(members[name]), (problem.pool(name),),
+                      tuple(a for a in problem.aliases if a.buffer in keep),
+                      name=f"{problem.name}:{name}")
+        got = solve(sub, time_limit=share, workers=control.workers, seed=control.seed,
+                    deterministic=control.deterministic, explain=False)
+        if control.deterministic:
+            control.budget.report(got.seconds or 0.0)
+        if (got.stats or {}).get("interrupted"):
+            control.stop()
+        if got.status in ("optimal", "feasible") and got.heights[name] < heights[name]:
+            placements.update(got.placements)
+            if state.offer(*_block_arrays(b, placements), "pools"):
+                heights = {**heights, name: got.heights[name]}
+                state.emit("pools", f"pool {name}: height {got.heights[name]}")
 
 
 @registry.register("cpplan", family="exact", reproduces="")

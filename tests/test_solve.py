@@ -308,3 +308,27 @@ def test_a_component_brought_down_is_kept_while_another_sets_the_height():
     plan = solve(problem, time_limit=10)
     assert plan.status == "optimal"
     assert plan.height == problem.meta["optimum"]
+
+
+def test_several_pools_beyond_one_model_are_improved_pool_by_pool(monkeypatch):
+    # Above MAX_EXACT_BLOCKS no model of all the pools is built: the heuristics choose the
+    # pools, then each pool is solved on its own from its offsets until the time limit.
+    import random
+
+    import cpplan.solve as solve_module
+
+    monkeypatch.setattr(solve_module, "MAX_EXACT_BLOCKS", 100)
+    rng = random.Random(3)
+    buffers = []
+    for i in range(400):
+        start = rng.randrange(0, 300)
+        buffers.append(Buffer(f"b{i}", 16 * rng.randrange(1, 400), start,
+                              start + rng.randrange(1, 40), alignment=16))
+    problem = Problem(tuple(buffers), (Pool("fast", capacity=20_000, cost=3), Pool("slow")))
+    greedy = get("portfolio")(problem)
+    phases = []
+    plan = solve(problem, time_limit=6, progress=lambda p: phases.append(p.phase))
+    check(problem, plan)
+    assert "pools" in phases
+    assert plan.objective < greedy.objective
+    assert plan.status == "feasible"  # the pools' choice was not searched: no proof
