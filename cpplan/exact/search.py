@@ -37,7 +37,6 @@ RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
 DIVE_SHARE = 0.15  # the most of a probe's budget the lone dive may take
 DIVE_NODES_PER_BLOCK = 3
-DIVE_ORDER = "WAT"
 
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
@@ -71,10 +70,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
         # A dive first, alone: on graphs of real networks the search rarely backtracks and
         # answers in about as many nodes as blocks, twice as fast as when it shares the
         # machine with CP-SAT's threads. A few nodes per block, and a small share of the
-        # budget, are all it gets before the race.
+        # budget, are all it gets before the race (the first preorder's first round: WAT, or
+        # LWA when alignments differ).
         out = fit(blocks, ids, heights[dfs_pool], control, budget=DIVE_SHARE * mine.remaining(),
-                  node_budget=DIVE_NODES_PER_BLOCK * len(ids), heuristics=(DIVE_ORDER,),
-                  charge=mine)
+                  node_budget=DIVE_NODES_PER_BLOCK * len(ids), charge=mine)
         if out.status in ("feasible", "infeasible"):
             return out
     tasks: list[tuple[str, float]] = []
