@@ -310,14 +310,22 @@ def test_a_component_brought_down_is_kept_while_another_sets_the_height():
     assert plan.height == problem.meta["optimum"]
 
 
-def test_several_pools_beyond_one_model_are_improved_pool_by_pool(monkeypatch):
+@pytest.fixture
+def every_problem_pool_by_pool():
+    # (Function scope: the patch ends with the test; hypothesis' examples share it.)
+    import cpplan.solve as solve_module
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(solve_module, "MAX_EXACT_BLOCKS", 0)
+        yield mp
+
+
+@pytest.mark.usefixtures("every_problem_pool_by_pool")
+def test_several_pools_beyond_one_model_are_improved_pool_by_pool():
     # Above MAX_EXACT_BLOCKS no model of all the pools is built: the heuristics choose the
     # pools, then each pool is solved on its own from its offsets until the time limit.
     import random
 
-    import cpplan.solve as solve_module
-
-    monkeypatch.setattr(solve_module, "MAX_EXACT_BLOCKS", 100)
     rng = random.Random(3)
     buffers = []
     for i in range(400):
@@ -332,16 +340,6 @@ def test_several_pools_beyond_one_model_are_improved_pool_by_pool(monkeypatch):
     assert "pools" in phases
     assert plan.objective < greedy.objective
     assert plan.status == "feasible"  # the pools' choice was not searched: no proof
-
-
-@pytest.fixture
-def every_problem_pool_by_pool():
-    # (Function scope: the patch ends with the test; hypothesis' examples share it.)
-    import cpplan.solve as solve_module
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(solve_module, "MAX_EXACT_BLOCKS", 0)
-        yield mp
 
 
 @pytest.mark.usefixtures("every_problem_pool_by_pool")

@@ -26,26 +26,27 @@ def _solve(pm, seconds: float = 10.0) -> tuple[int, cp_model.CpSolver]:
     return solver.solve(pm.model), solver
 
 
+def _b_between_obstacles(b_size: int):
+    """The model of b alone (over [0, 6), at most 6 high) with a at 0..2 over [0, 4) and c at
+    3..5 over [2, 6) as fixed obstacles."""
+    p = Problem((Buffer("a", 2, 0, 4), Buffer("b", b_size, 0, 6), Buffer("c", 3, 2, 6)))
+    blocks = make_blocks(p)
+    i = {p.buffers[r].id: k for k, r in enumerate(blocks.root.tolist())}
+    return build_model(blocks, np.array([i["b"]]), height_max={0: 6}, minimise=True,
+                       obstacles=(np.array([i["a"], i["c"]]), np.array([0, 3])))
+
+
 def test_an_obstacle_leaves_one_slot():
     # a sits at 0..2 over [0, 4), c at 3..5 over [2, 6): b (size 1, [0, 6)) fits at 2 only,
     # under a height of 6.
-    p = Problem((Buffer("a", 2, 0, 4), Buffer("b", 1, 0, 6), Buffer("c", 3, 2, 6)))
-    blocks = make_blocks(p)
-    i = {p.buffers[r].id: k for k, r in enumerate(blocks.root.tolist())}
-    pm = build_model(blocks, np.array([i["b"]]), height_max={0: 6}, minimise=True,
-                     obstacles=(np.array([i["a"], i["c"]]), np.array([0, 3])))
+    pm = _b_between_obstacles(b_size=1)
     status, solver = _solve(pm)
     assert status == cp_model.OPTIMAL
     assert pm.read(solver)[1].tolist() == [2]
 
 
 def test_no_room_between_obstacles_is_infeasible():
-    p = Problem((Buffer("a", 2, 0, 4), Buffer("b", 2, 0, 6), Buffer("c", 3, 2, 6)))
-    blocks = make_blocks(p)
-    i = {p.buffers[r].id: k for k, r in enumerate(blocks.root.tolist())}
-    pm = build_model(blocks, np.array([i["b"]]), height_max={0: 6}, minimise=True,
-                     obstacles=(np.array([i["a"], i["c"]]), np.array([0, 3])))
-    assert _solve(pm)[0] == cp_model.INFEASIBLE
+    assert _solve(_b_between_obstacles(b_size=2))[0] == cp_model.INFEASIBLE
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
