@@ -15,9 +15,11 @@
    may raise the lower bound further. With several pools, the whole problem is one model that
    minimises ``sum(cost * height)``; beyond :data:`MAX_EXACT_BLOCKS` blocks, the heuristics'
    choice of pools stays and each pool is solved on its own (``_pool_by_pool``);
-5. **large neighbourhood search** (:mod:`cpplan.exact.lns`): one-pool components above
-   :data:`LNS_ABOVE` blocks, and the time a component has left, go to CP-SAT re-packing windows
-   of the best plan while the rest stays fixed, until the time limit.
+5. **peak first, then large neighbourhood search**: one-pool components above
+   :data:`LNS_ABOVE` blocks are packed exact at the peak of their load and greedy elsewhere
+   (:mod:`cpplan.exact.peak`), which on real networks' graphs reaches the max-load; then they,
+   and the time any component has left, go to CP-SAT re-packing windows of the best plan while
+   the rest stays fixed (:mod:`cpplan.exact.lns`), until the time limit.
 
 Every time decision goes through one :class:`cpplan.deadline.Budget` (wall or deterministic
 time, with the stop flag), and the time to build and check the final plan is reserved inside the
@@ -42,7 +44,7 @@ from .bounds import capacity_conflict, max_load, objective_lower_bound, stacking
 from .deadline import Budget, OutOfTime, check_time_limit
 from .errors import CapacityError, CpplanError, PlanError
 from .exact.control import Control, Outcome
-from .exact.lazy import improve, minimise, probe  # OR-Tools loads on first use
+from .exact.lazy import improve, minimise, peak_first, probe  # OR-Tools loads on first use
 from .plan import Plan
 from .planners import registry
 from .planners.portfolio import REPLICAS_UP_TO
@@ -54,9 +56,11 @@ __all__ = ["solve", "Progress"]
 # Blocks beyond which a whole-problem model (several pools) is not built: CP-SAT models of tens
 # of thousands of rectangles take longer to build than the time users give them.
 MAX_EXACT_BLOCKS = 6000
-# Blocks beyond which a component (one pool) is improved by large neighbourhood search
-# (cpplan.exact.lns) rather than probes and one model.
+# Blocks beyond which a component (one pool) is improved by peak-first packing and large
+# neighbourhood search (cpplan.exact.peak, cpplan.exact.lns) rather than probes and one model.
 LNS_ABOVE = 3000
+# Share of such a component's time that peak-first packing may take before LNS.
+PEAK_SHARE = 0.5
 # What building and checking the final plan costs per buffer (about a second for 62185 buffers
 # on this kind of machine), kept out of the search so that the time limit holds.
 FINISH_SECONDS_PER_BUFFER = 15e-6
@@ -343,9 +347,12 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             if control.remaining() <= 0:
                 break
             if len(c) > LNS_ABOVE:
-                if comp_height(c) is not None:
-                    _lns(state, c, control, control.budget.within(
-                        control.remaining() / (len(todo) - k)), target_of())
+                share = control.budget.within(control.remaining() / (len(todo) - k))
+                if _large(state, c, control, share, target_of()):
+                    state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
+                                       f"{target_of() * b.scale} (a window of them does not, "
+                                       "exact probe)")
+                    return
                 continue
             out = probe(b, c, {0: target_of()}, control,
                         budget=control.remaining() / (len(todo) - k))
@@ -363,7 +370,11 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
     for k, c in enumerate(todo):
         share = control.budget.within(control.remaining() / (len(todo) - k))
         if len(c) > LNS_ABOVE:
-            if comp_height(c) is not None:
+            target = lower_h()
+            if _large(state, c, control, share, target):
+                state.raise_lower((target + 1) * unit, f"a window of the component at "
+                                  f"{target * b.scale} infeasible")
+                state.emit("peak", f"no plan at {target * b.scale}: lower bound raised")
                 _lns(state, c, control, share, lower_h())
             continue
         gave_up = lower_h() - 1  # highest target a probe ran out of time on
@@ -437,6 +448,35 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             break
 
 
+def _large(state: _State, c: np.ndarray, control: Control, budget: Budget, target: int) -> bool:
+    """Improve component ``c`` of the best plan (one pool), too large for one model, towards
+    height ``target`` (scaled): exact at the peak and greedy elsewhere
+    (:mod:`cpplan.exact.peak`), with at most :data:`PEAK_SHARE` of ``budget``, then large
+    neighbourhood search until ``budget`` runs out (when there is a packing of ``c`` to
+    improve). True when a window of ``c`` was proven not to fit at ``target`` (then nothing
+    else ran)."""
+    b = state.blocks
+
+    def packing() -> np.ndarray | None:
+        if state.offsets is not None:
+            return state.offsets[c]
+        if state.partial is not None and (state.partial[c] >= 0).all():
+            return state.partial[c]
+        return None
+
+    def report(height: int, offsets: np.ndarray) -> None:
+        _merge(state, c, Outcome("feasible", offsets=offsets.copy()), "peak")
+        state.emit("peak", f"component of {len(c)}: height {height * b.scale}")
+
+    out = peak_first(b, c, packing(), control, target=target, report=report,
+                     budget=budget.within(PEAK_SHARE * budget.remaining()))
+    if out.bound is not None:
+        return True
+    if state.offsets is not None and int((state.offsets[c] + b.size[c]).max()) > target:
+        _lns(state, c, control, budget, target)
+    return False
+
+
 def _lns(state: _State, c: np.ndarray, control: Control, budget: Budget, lower: int) -> None:
     """Improve component ``c`` of the best plan (one pool) by large neighbourhood search
     until ``budget`` runs out or its height reaches ``lower`` (scaled)."""
@@ -469,8 +509,9 @@ def _merge(state: _State, c: np.ndarray, out: Outcome, planner: str) -> None:
             return  # (never raise a component: a later one may bring the height down)
         offs = state.offsets.copy()
         offs[c] = out.offsets
-    if state.offer(np.zeros(len(b), np.int64), offs, planner, ties=True) and planner != "lns":
-        state.emit(planner)  # (LNS says more in its own progress lines)
+    if (state.offer(np.zeros(len(b), np.int64), offs, planner, ties=True)
+            and planner not in ("lns", "peak")):
+        state.emit(planner)  # (LNS and peak-first say more in their own progress lines)
 
 
 def _exact_pools(state: _State, control: Control) -> None:

@@ -6,15 +6,15 @@
 can avoid it): about 0.5 s of start-up. :mod:`cpplan.solve` imports these wrappers instead, so
 a solve that the heuristics and the bounds settle (proven optimal without a probe) never loads
 OR-Tools at all. Each wrapper calls the function of the same name in :mod:`cpplan.exact.search`
-(``improve``: :mod:`cpplan.exact.lns`), looked up at call time, with the same arguments and
-result.
+(``improve``: :mod:`cpplan.exact.lns`; ``peak_first``: :mod:`cpplan.exact.peak`), looked up at
+call time, with the same arguments and result.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["improve", "minimise", "probe"]
+__all__ = ["improve", "minimise", "peak_first", "probe"]
 
 
 def minimise(*args: Any, **kwargs: Any) -> Any:
@@ -34,5 +34,12 @@ def probe(*args: Any, **kwargs: Any) -> Any:
 def improve(*args: Any, **kwargs: Any) -> Any:
     """:func:`cpplan.exact.lns.improve`, imported when first called."""
     from .lns import improve as run
+
+    return run(*args, **kwargs)
+
+
+def peak_first(*args: Any, **kwargs: Any) -> Any:
+    """:func:`cpplan.exact.peak.peak_first`, imported when first called."""
+    from .peak import peak_first as run
 
     return run(*args, **kwargs)
