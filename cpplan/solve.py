@@ -375,7 +375,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                 state.raise_lower((target + 1) * unit, f"a window of the component at "
                                   f"{target * b.scale} infeasible")
                 state.emit("peak", f"no plan at {target * b.scale}: lower bound raised")
-                _lns(state, c, control, share, lower_h())
+                if state.offsets is not None:
+                    _lns(state, c, control, share, lower_h())
             continue
         gave_up = lower_h() - 1  # highest target a probe ran out of time on
         first = True
