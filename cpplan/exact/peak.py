@@ -6,18 +6,19 @@ greedy plan's excess over the max-load comes from that span: a few holes in the 
 peak moment, under long-lived buffers that hold everything above them up. So:
 
 1. **window**: the blocks alive within a few moments of the peak (a few hundred to a few
-   thousand; :data:`SPANS`) are packed at the target height: best-fit on them first, in the
-   orders size, conflicts and lifetime (lifetimes seen within the window's span), and only when
-   none reaches the target, a raced probe (:func:`.search.probe`: a branch-and-bound dive and
-   CP-SAT) for windows up to :data:`PROBE_UP_TO` blocks. Blocks alive in a span of time
-   share a moment with each other there if they share one at all (intervals have the Helly
-   property), so nothing is clipped: the window is a set of whole blocks;
-2. **fill**: for each packing of the window, with its blocks fixed, the others go around them,
-   first-fit and best-fit in size order (:class:`cpplan.planners.placer.Placer`), and the
-   lowest plan is kept;
-3. **grow**: windows of wider spans around the peak are tried in turn; then, while the plan is
-   above the target, a window takes in the blocks alive around the moments where its fills went
-   over it, and both steps run again.
+   thousand; :data:`SPANS`) are packed at the target height, in turn: as the best plan has
+   them (when that is within the target), by best-fit in the orders size, conflicts and
+   lifetime (lifetimes seen within the window's span), and, for windows up to
+   :data:`PROBE_UP_TO` blocks, by a raced probe (:func:`.search.probe`: a branch-and-bound dive
+   and CP-SAT). Blocks alive in a span of time share a moment with each other there if they
+   share one at all (intervals have the Helly property), so nothing is clipped: the window is
+   a set of whole blocks;
+2. **fill**: around each packing of the window, with its blocks fixed, the others are placed
+   by first-fit and best-fit in fit.py's orders (:data:`FILLS`,
+   :class:`cpplan.planners.placer.Placer`), and the lowest plan is kept;
+3. **grow**: windows of wider spans around the peak are tried in turn (from the narrowest
+   again after each improvement); then, while the plan is above the target, a window takes in
+   the blocks alive around the moments where its fills went over it, and both steps run again.
 
 A window packed at the target makes the plan optimal when the fill stays within it (the target
 is the proven lower bound). A window proven not to fit at the target proves the whole component
@@ -39,6 +40,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import PLACEMENTS_PER_SECOND, Budget, OutOfTime
 from ..errors import CapacityError
+from ..planners.fit import order_blocks
 from ..planners.placer import Placer
 from .control import Control, Outcome
 from .search import probe
@@ -51,6 +53,10 @@ MAX_WINDOW = 6000  # blocks; beyond this the window is not packed
 PROBE_UP_TO = 3000  # blocks; a window this small is probed when no greedy order packs it
 MOMENTS_PER_GROWTH = 5  # critical moments a growth step takes in
 PROBE_SHARE = 0.5  # of the budget left, at most, for one window's probe
+# The fill's (order, mode) pairs, tried in turn (measured on idealloc's sets: first-fit in size
+# order reaches Y_1's max-load, best-fit in area order gives S_1's lowest fill).
+FILLS = (("size", "first"), ("size", "best"), ("area", "best"))
+FILLS_ORDERS = tuple(dict.fromkeys(name for name, _ in FILLS))
 
 
 def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, control: Control,
@@ -80,8 +86,13 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
     np.add.at(load, start - t0, size)
     np.add.at(load, end - t0, -size)
     load = np.cumsum(load)[:-1]
-    # The fill's order: size descending, then earlier start (fit.py's "size" order, on ids).
-    order = np.lexsort((ids, start, -size))
+    # The fill's orders (fit.py's, as positions into ids).
+    position = np.full(len(blocks), -1, np.int64)
+    position[ids] = np.arange(len(ids))
+    fill_orders = {}
+    for name in FILLS_ORDERS:
+        o = order_blocks(blocks, name)
+        fill_orders[name] = position[o[position[o] >= 0]]
     placer = Placer(blocks)
     peak = t0 + int(np.argmax(load))
     tried = 0
@@ -99,12 +110,13 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
             return None
         hull = (min(moments) - span, max(moments) + span + 1)
         fills = []
-        for packed in _window_packings(blocks, ids, win, hull, placer, control, budget, target):
+        for packed in _window_packings(blocks, ids, win, hull, best, placer, control, budget,
+                                       target):
             if packed.status == "infeasible":
                 return True
             tried += 1
-            offs = _fill(blocks, ids, window, order, placer, packed.offsets, control, budget,
-                         target)
+            offs = _fill(blocks, ids, window, fill_orders, placer, packed.offsets, control,
+                         budget, target, best_h)
             if offs is None:
                 continue
             h = int((offs + size).max())
@@ -122,13 +134,16 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
         return _result(ids, best, bound=target + 1,
                        detail=f"a window of {win_size} blocks does not fit at {target}")
 
-    # Windows of growing spans around the peak, each packed afresh.
-    for span in SPANS:
-        if best_h <= target or budget.remaining() <= 0.05 or control.stopped.is_set():
-            break
+    # Windows of growing spans around the peak, each packed afresh; after an improvement the
+    # spans start again (the new plan's own window may now be within the target).
+    k = 0
+    while k < len(SPANS) and best_h > target and budget.remaining() > 0.05 \
+            and not control.stopped.is_set():
+        before = best_h
         window = np.zeros(len(ids), bool)
-        if attempt([peak], span, window):
+        if attempt([peak], SPANS[k], window):
             return proof(int(window.sum()))
+        k = 0 if best_h < before else k + 1
     # Then one window grows around the moments where its fills go over the target.
     window = np.zeros(len(ids), bool)
     moments = [peak]
@@ -153,13 +168,16 @@ def _result(ids: np.ndarray, best: np.ndarray | None, **what: object) -> Outcome
 
 
 def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tuple[int, int],
-                     placer: Placer, control: Control, budget: Budget, target: int
-                     ) -> Iterator[Outcome]:
+                     best: np.ndarray | None, placer: Placer, control: Control, budget: Budget,
+                     target: int) -> Iterator[Outcome]:
     """Packings of the window's blocks (positions ``win`` into ``ids``, alive in the moments
-    ``span``) within ``target``:
-    ``feasible`` outcomes with their offsets, one per greedy order and mode that reaches the
-    target (distinct packings only); when none does, the outcome of a raced probe (also
-    ``infeasible``, a proof, or ``unknown``: then nothing)."""
+    ``span``) within ``target``, as ``feasible`` outcomes with their offsets, distinct ones
+    only: the best plan's own (``best``, offsets of ``ids``) when it is within the target there
+    (then its excess comes from the other blocks, which are placed anew around it), then
+    best-fit's in each order that reaches the target, then for windows of at most
+    :data:`PROBE_UP_TO` blocks a raced probe's (its packing differs from a greedy one: on
+    idealloc's S_1 only its fill improves on the greedy plan), which may also be
+    ``infeasible`` (a proof; ``unknown`` yields nothing)."""
     w_ids = ids[win]
     size, start, end = blocks.size[w_ids], blocks.start[w_ids], blocks.end[w_ids]
     # Lifetimes within the window's span: the orders see the window as a problem of its own.
@@ -171,6 +189,9 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
               "conflicts": np.lexsort((k, start, -size, -meets)),
               "lifetime": np.lexsort((k, start, -size, -life))}
     seen: list[np.ndarray] = []
+    if best is not None and int((best[win] + size).max()) <= target:
+        seen.append(best[win])
+        yield Outcome("feasible", offsets=best[win], detail="the best plan's")
     for name, order in orders.items():
         offs = _place(blocks, placer, [], w_ids[order], "best", control, budget)
         if offs is None or int((offs[w_ids] + size).max()) > target:
@@ -180,26 +201,28 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
             continue
         seen.append(got)
         yield Outcome("feasible", offsets=got, detail=f"best-fit, {name} order")
-    if not seen and len(w_ids) <= PROBE_UP_TO:
+    if len(w_ids) <= PROBE_UP_TO:
         out = probe(blocks, w_ids, {0: target}, control,
                     budget=PROBE_SHARE * budget.remaining(), within=budget)
         if out.status in ("feasible", "infeasible"):
             yield out
 
 
-def _fill(blocks: Blocks, ids: np.ndarray, window: np.ndarray, order: np.ndarray,
-          placer: Placer, packed: np.ndarray, control: Control, budget: Budget, target: int
-          ) -> np.ndarray | None:
+def _fill(blocks: Blocks, ids: np.ndarray, window: np.ndarray, orders: dict[str, np.ndarray],
+          placer: Placer, packed: np.ndarray, control: Control, budget: Budget, target: int,
+          best: float) -> np.ndarray | None:
     """The component's offsets with the window at ``packed`` and the other blocks placed
-    around it (first-fit, then best-fit unless first-fit reached ``target``: the lower), or
-    None when time ran out."""
+    around it, or None when time ran out. The fills of :data:`FILLS` are tried in turn until
+    one reaches ``target`` (the lowest is returned); after the first, only when it came below
+    ``best``, the best height so far (a window that leaves no room elsewhere is not worth
+    three fills)."""
     fixed = list(zip(ids[window].tolist(), packed.tolist(), strict=True))
-    rest = ids[order[~window[order]]]
     found = None
-    for mode in ("first", "best"):
-        if found is not None and found[0] <= target:
+    for name, mode in FILLS:
+        if found is not None and (found[0] <= target or found[0] >= best):
             break
-        offs = _place(blocks, placer, fixed, rest, mode, control, budget)
+        order = orders[name]
+        offs = _place(blocks, placer, fixed, ids[order[~window[order]]], mode, control, budget)
         if offs is None:
             continue
         h = int((offs[ids] + blocks.size[ids]).max())
