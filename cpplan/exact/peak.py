@@ -7,10 +7,10 @@ peak moment, under long-lived buffers that hold everything above them up. So:
 
 1. **window**: the blocks alive within a few moments of the peak (a few hundred to a few
    thousand; :data:`SPANS`) are packed at the target height, in turn: as the best plan has
-   them (when that is within the target), by best-fit in the orders size, conflicts and
-   lifetime (lifetimes seen within the window's span), and, for windows up to
-   :data:`PROBE_UP_TO` blocks, by a raced probe (:func:`.search.probe`: a branch-and-bound dive
-   and CP-SAT). Blocks alive in a span of time share a moment with each other there if they
+   them (those it has within the target; the others join the fill), by best-fit in the orders
+   size, conflicts and lifetime (lifetimes seen within the window's span), and, for windows up
+   to :data:`PROBE_UP_TO` blocks, by a raced probe (:func:`.search.probe`: a branch-and-bound
+   dive and CP-SAT). Blocks alive in a span of time share a moment with each other there if they
    share one at all (intervals have the Helly property), so nothing is clipped: the window is
    a set of whole blocks;
 2. **fill**: around each packing of the window, with its blocks fixed, the others are placed
@@ -172,8 +172,8 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
                      target: int) -> Iterator[Outcome]:
     """Packings of the window's blocks (positions ``win`` into ``ids``, alive in the moments
     ``span``) within ``target``, as ``feasible`` outcomes with their offsets, distinct ones
-    only: the best plan's own (``best``, offsets of ``ids``) when it is within the target there
-    (then its excess comes from the other blocks, which are placed anew around it), then
+    only: the best plan's own (``best``, offsets of ``ids``) for the window's blocks it has
+    within the target, the others left to the fill (offset -1), then
     best-fit's in each order that reaches the target, then for windows of at most
     :data:`PROBE_UP_TO` blocks a raced probe's (its packing differs from a greedy one: on
     idealloc's S_1 only its fill improves on the greedy plan), which may also be
@@ -189,9 +189,12 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
               "conflicts": np.lexsort((k, start, -size, -meets)),
               "lifetime": np.lexsort((k, start, -size, -life))}
     seen: list[np.ndarray] = []
-    if best is not None and int((best[win] + size).max()) <= target:
-        seen.append(best[win])
-        yield Outcome("feasible", offsets=best[win], detail="the best plan's")
+    if best is not None and (best[win] + size <= target).any():
+        # The best plan's blocks of the window that are within the target stay; the others
+        # join the fill (-1).
+        own = np.where(best[win] + size <= target, best[win], -1)
+        seen.append(own)
+        yield Outcome("feasible", offsets=own, detail="the best plan's")
     for name, order in orders.items():
         offs = _place(blocks, placer, [], w_ids[order], "best", control, budget)
         if offs is None or int((offs[w_ids] + size).max()) > target:
@@ -211,18 +214,21 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
 def _fill(blocks: Blocks, ids: np.ndarray, window: np.ndarray, orders: dict[str, np.ndarray],
           placer: Placer, packed: np.ndarray, control: Control, budget: Budget, target: int,
           best: float) -> np.ndarray | None:
-    """The component's offsets with the window at ``packed`` and the other blocks placed
-    around it, or None when time ran out. The fills of :data:`FILLS` are tried in turn until
-    one reaches ``target`` (the lowest is returned); after the first, only when it came below
-    ``best``, the best height so far (a window that leaves no room elsewhere is not worth
-    three fills)."""
-    fixed = list(zip(ids[window].tolist(), packed.tolist(), strict=True))
+    """The component's offsets with the window at ``packed`` (but its blocks at -1) and the
+    other blocks placed around it, or None when time ran out. The fills of :data:`FILLS` are
+    tried in turn until one reaches ``target`` (the lowest is returned); after the first, only
+    when it came below ``best``, the best height so far (a window that leaves no room
+    elsewhere is not worth three fills)."""
+    stay = packed >= 0
+    fixed = list(zip(ids[window][stay].tolist(), packed[stay].tolist(), strict=True))
+    placed = window.copy()
+    placed[np.flatnonzero(window)[~stay]] = False
     found = None
     for name, mode in FILLS:
         if found is not None and (found[0] <= target or found[0] >= best):
             break
         order = orders[name]
-        offs = _place(blocks, placer, fixed, ids[order[~window[order]]], mode, control, budget)
+        offs = _place(blocks, placer, fixed, ids[order[~placed[order]]], mode, control, budget)
         if offs is None:
             continue
         h = int((offs[ids] + blocks.size[ids]).max())
