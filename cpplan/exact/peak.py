@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ..blocks import Blocks
-from ..deadline import PLACEMENTS_PER_SECOND, Budget, OutOfTime
+from ..deadline import Budget, OutOfTime
 from ..errors import CapacityError
 from ..planners.fit import order_blocks
 from ..planners.placer import Placer
@@ -247,10 +247,8 @@ def _place(blocks: Blocks, placer: Placer, fixed: list[tuple[int, int]], order: 
     for i, off in fixed:
         placer.put(i, 0, off)
     try:
-        with budget.active():
+        with budget.active():  # every placement ticks (deterministic time, expiry, Ctrl-C)
             placer.place_order(order, mode)
     except (CapacityError, OutOfTime):
         return None
-    if control.deterministic:
-        budget.report((len(fixed) + len(order)) / PLACEMENTS_PER_SECOND)
     return placer.offset
