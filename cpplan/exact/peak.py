@@ -53,6 +53,7 @@ MAX_WINDOW = 6000  # blocks; beyond this the window is not packed
 PROBE_UP_TO = 3000  # blocks; a window this small is probed when no greedy order packs it
 MOMENTS_PER_GROWTH = 5  # critical moments a growth step takes in
 PROBE_SHARE = 0.5  # of the budget left, at most, for one window's probe
+PROBE_SECONDS_PER_BLOCK = 5e-4  # the least a probe's share must be, per block of the window
 # The fill's (order, mode) pairs, tried in turn (measured on idealloc's sets: first-fit in size
 # order reaches Y_1's max-load, best-fit in area order gives S_1's lowest fill).
 FILLS = (("size", "first"), ("size", "best"), ("area", "best"))
@@ -204,7 +205,10 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
             continue
         seen.append(got)
         yield Outcome("feasible", offsets=got, detail=f"best-fit, {name} order")
-    if len(w_ids) <= PROBE_UP_TO:
+    # (A probe's setup, the search's and the models', is not interruptible: about a second for
+    # 2600 blocks. It starts only with time for more than that.)
+    if (len(w_ids) <= PROBE_UP_TO
+            and PROBE_SHARE * budget.remaining() >= PROBE_SECONDS_PER_BLOCK * len(w_ids)):
         out = probe(blocks, w_ids, {0: target}, control,
                     budget=PROBE_SHARE * budget.remaining(), within=budget)
         if out.status in ("feasible", "infeasible"):
