@@ -57,7 +57,7 @@ from ..deadline import Budget
 from ..sweep import OverlapIndex
 from .control import Control, Outcome
 
-__all__ = ["fit", "single_pool", "HEURISTICS", "ALIGNED_HEURISTICS"]
+__all__ = ["fit", "single_pool", "preorders", "HEURISTICS", "ALIGNED_HEURISTICS"]
 
 HEURISTICS = ("WAT", "TAW", "TWA")
 # Raced when the blocks' alignments differ (interleaved: each round tries both kinds).
@@ -124,7 +124,7 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     search = _Search(size[live], align[live], fixed[live], st, en,
                      (times[en] - times[st]).astype(np.int64), H)
     if heuristics is None:
-        heuristics = HEURISTICS if len(np.unique(align[live])) == 1 else ALIGNED_HEURISTICS
+        heuristics = _preorders(align[live])
     deadline = (float("inf") if control.deterministic
                 else time.perf_counter() + min(budget, control.remaining()))
     try:
@@ -140,6 +140,22 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     if status == "infeasible" and not restricted:
         return Outcome("infeasible", detail=detail)
     return Outcome("unknown", detail=detail + (f" ({why})" if why else ""))
+
+
+def preorders(blocks: Blocks, ids: np.ndarray) -> tuple[str, ...]:
+    """The preorders :func:`fit` races on blocks ``ids`` (in their single pool): MiniMalloc's,
+    or with the alignment-first ones when their alignments differ."""
+    ids = np.asarray(ids, np.int64)
+    pool = single_pool(blocks, ids)
+    live = ids[blocks.size[ids] > 0]
+    if pool is None or len(live) == 0:
+        return HEURISTICS
+    return _preorders(np.fromiter((blocks.align_in(i, pool) for i in live.tolist()), np.int64,
+                                  len(live)))
+
+
+def _preorders(align: np.ndarray) -> tuple[str, ...]:
+    return HEURISTICS if len(np.unique(align)) <= 1 else ALIGNED_HEURISTICS
 
 
 def single_pool(blocks: Blocks, ids: np.ndarray) -> int | None:

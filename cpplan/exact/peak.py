@@ -43,11 +43,18 @@ from ..errors import CapacityError
 from ..planners.fit import order_blocks
 from ..planners.placer import Placer
 from .control import Control, Outcome
-from .search import probe
+from .dfs import fit, preorders, single_pool
+from .search import DIVE_NODES_PER_BLOCK, probe
 
 __all__ = ["peak_first", "SPANS", "GROWTH_SPAN", "MAX_WINDOW", "PROBE_UP_TO"]
 
 SPANS = (5, 20, 80)  # moments on each side of the peak whose live blocks form a window
+# Each span's window is tried again with the large blocks of the peak's region added: blocks of
+# at least LARGE_SHARE of the target alive where the load is within REGION_SLACK of the peak's.
+# Packed outside the window, they are what the fill fails on (on idealloc's S_1, blocks of 8 to
+# 256 MiB a few hundred moments from the peak, behind a window packed as if they did not exist).
+REGION_SLACK = 0.1
+LARGE_SHARE = 1e-3
 GROWTH_SPAN = 20  # the same, around each moment a growing window takes in
 MAX_WINDOW = 6000  # blocks; beyond this the window is not packed
 PROBE_UP_TO = 3000  # blocks; a window this small is probed when no greedy order packs it
@@ -96,13 +103,44 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
         fill_orders[name] = position[o[position[o] >= 0]]
     placer = Placer(blocks)
     peak = t0 + int(np.argmax(load))
+    large = _large_near_peak(blocks, ids, load, t0, peak, target)
     tried = 0
     worst_fill = None  # the lowest fill of the last window tried, for the growth steps
+    # Fills are deterministic: a window packed the same way as before is not filled again
+    # (the greedy packings of a window come back unchanged whenever its span is tried).
+    filled: dict[bytes, tuple[int, np.ndarray] | None] = {}
+    # The same holds for the packings of a window: searched once, replayed after.
+    generated: dict[bytes, tuple[list[Outcome], Iterator[Outcome]]] = {}
+
+    def packings(win: np.ndarray, hull: tuple[int, int]) -> Iterator[Outcome]:
+        """The window's packings: the best plan's own (its blocks of the window that are
+        within the target; the others, at -1, join the fill), then those of
+        :func:`_window_packings`, found once per window and replayed when it comes again."""
+        if best is not None:
+            own = best[win]
+            within = own + size[win] <= target
+            if within.any():
+                yield Outcome("feasible", offsets=np.where(within, own, -1),
+                              detail="the best plan's")
+        key = win.tobytes() + np.array(hull, np.int64).tobytes()
+        if key not in generated:
+            generated[key] = ([], _window_packings(blocks, ids, win, hull, placer, control,
+                                                   budget, target))
+        done, more = generated[key]
+        k = 0
+        while True:
+            if k == len(done):
+                found = next(more, None)
+                if found is None:
+                    return
+                done.append(found)
+            yield done[k]
+            k += 1
 
     def attempt(moments: list[int], span: int, window: np.ndarray) -> bool | None:
         """Pack the blocks alive within ``span`` of ``moments`` (added to ``window``) and
         fill around each packing. True: a proof that the target is out of reach; None: no
-        packing of this window within the time."""
+        new packing of this window (none within the time, or only packings filled before)."""
         nonlocal best, best_h, tried, worst_fill
         for m in moments:
             window |= (start < m + span + 1) & (end > m - span)
@@ -111,16 +149,22 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
             return None
         hull = (min(moments) - span, max(moments) + span + 1)
         fills = []
-        for packed in _window_packings(blocks, ids, win, hull, best, placer, control, budget,
-                                       target):
+        before = tried
+        for packed in packings(win, hull):
             if packed.status == "infeasible":
                 return True
+            key = win.tobytes() + packed.offsets.tobytes()
+            if key in filled:
+                if filled[key] is not None:
+                    fills.append(filled[key])
+                continue
             tried += 1
             offs = _fill(blocks, ids, window, fill_orders, placer, packed.offsets, control,
                          budget, target, best_h)
             if offs is None:
-                continue
+                continue  # (out of time: not remembered)
             h = int((offs + size).max())
+            filled[key] = (h, offs)
             fills.append((h, offs))
             if h < best_h:
                 best, best_h = offs, h
@@ -129,20 +173,24 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
             if h <= target:
                 break
         worst_fill = min(fills, key=lambda f: f[0])[1] if fills else None
-        return False if fills else None
+        return False if fills and tried > before else None
 
     def proof(win_size: int) -> Outcome:
         return _result(ids, best, bound=target + 1,
                        detail=f"a window of {win_size} blocks does not fit at {target}")
 
-    # Windows of growing spans around the peak, each packed afresh; after an improvement the
-    # spans start again (the new plan's own window may now be within the target).
+    # Windows of growing spans around the peak, each alone and then with the region's large
+    # blocks, packed afresh; after an improvement the spans start again (the new plan's own
+    # window may now be within the target).
+    seeds = [(span, with_large) for span in SPANS for with_large in (False, True)
+             if not with_large or large.any()]
     k = 0
-    while k < len(SPANS) and best_h > target and budget.remaining() > 0.05 \
+    while k < len(seeds) and best_h > target and budget.remaining() > 0.05 \
             and not control.stopped.is_set():
         before = best_h
-        window = np.zeros(len(ids), bool)
-        if attempt([peak], SPANS[k], window):
+        span, with_large = seeds[k]
+        window = large.copy() if with_large else np.zeros(len(ids), bool)
+        if attempt([peak], span, window):
             return proof(int(window.sum()))
         k = 0 if best_h < before else k + 1
     # Then one window grows around the moments where its fills go over the target.
@@ -162,6 +210,20 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
     return _result(ids, best, detail=f"{tried} window packings, height {best_h}")
 
 
+def _large_near_peak(blocks: Blocks, ids: np.ndarray, load: np.ndarray, t0: int, peak: int,
+                     target: int) -> np.ndarray:
+    """Mask over ``ids``: the blocks of at least :data:`LARGE_SHARE` of ``target`` alive in the
+    moments around ``peak`` where the load stays within :data:`REGION_SLACK` of its peak."""
+    high = load >= (1 - REGION_SLACK) * load[peak - t0]
+    r0 = r1 = peak - t0
+    while r0 > 0 and high[r0 - 1]:
+        r0 -= 1
+    while r1 + 1 < len(load) and high[r1 + 1]:
+        r1 += 1
+    start, end = blocks.start[ids], blocks.end[ids]
+    return (start <= t0 + r1) & (end > t0 + r0) & (blocks.size[ids] >= LARGE_SHARE * target)
+
+
 def _result(ids: np.ndarray, best: np.ndarray | None, **what: object) -> Outcome:
     if best is None:
         return Outcome("unknown", **what)  # type: ignore[arg-type]
@@ -169,16 +231,15 @@ def _result(ids: np.ndarray, best: np.ndarray | None, **what: object) -> Outcome
 
 
 def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tuple[int, int],
-                     best: np.ndarray | None, placer: Placer, control: Control, budget: Budget,
+                     placer: Placer, control: Control, budget: Budget,
                      target: int) -> Iterator[Outcome]:
     """Packings of the window's blocks (positions ``win`` into ``ids``, alive in the moments
     ``span``) within ``target``, as ``feasible`` outcomes with their offsets, distinct ones
-    only: the best plan's own (``best``, offsets of ``ids``) for the window's blocks it has
-    within the target, the others left to the fill (offset -1), then
-    best-fit's in each order that reaches the target, then for windows of at most
-    :data:`PROBE_UP_TO` blocks a raced probe's (its packing differs from a greedy one: on
-    idealloc's S_1 only its fill improves on the greedy plan), which may also be
-    ``infeasible`` (a proof; ``unknown`` yields nothing)."""
+    only: best-fit's in each order that reaches the target, then, for windows of at most
+    :data:`PROBE_UP_TO` blocks, a dive of the branch-and-bound search in each of its preorders
+    and, when none of them packed the window, a raced probe's (their packings differ from the
+    greedy ones: on idealloc's S_1 only their fills improve on the greedy plan). A search may
+    also answer ``infeasible``: a proof, and the last item; ``unknown`` yields nothing."""
     w_ids = ids[win]
     size, start, end = blocks.size[w_ids], blocks.start[w_ids], blocks.end[w_ids]
     # Lifetimes within the window's span: the orders see the window as a problem of its own.
@@ -190,12 +251,6 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
               "conflicts": np.lexsort((k, start, -size, -meets)),
               "lifetime": np.lexsort((k, start, -size, -life))}
     seen: list[np.ndarray] = []
-    if best is not None and (best[win] + size <= target).any():
-        # The best plan's blocks of the window that are within the target stay; the others
-        # join the fill (-1).
-        own = np.where(best[win] + size <= target, best[win], -1)
-        seen.append(own)
-        yield Outcome("feasible", offsets=own, detail="the best plan's")
     for name, order in orders.items():
         offs = _place(blocks, placer, [], w_ids[order], "best", control, budget)
         if offs is None or int((offs[w_ids] + size).max()) > target:
@@ -205,10 +260,32 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
             continue
         seen.append(got)
         yield Outcome("feasible", offsets=got, detail=f"best-fit, {name} order")
-    # (A probe's setup, the search's and the models', is not interruptible: about a second for
-    # 2600 blocks. It starts only with time for more than that.)
-    if (len(w_ids) <= PROBE_UP_TO
-            and PROBE_SHARE * budget.remaining() >= PROBE_SECONDS_PER_BLOCK * len(w_ids)):
+    # A dive of the branch-and-bound search in each of its preorders, then, when none packed
+    # the window, a raced probe. Each preorder packs the window differently, and the fills
+    # around them differ by orders of magnitude (S_1's window of the peak and its large
+    # blocks: 208 KB over the target after WAT's packing, 17 KB after TWA's). (A search's
+    # setup, and a probe's models', is not interruptible: about a second for 2600 blocks;
+    # each starts only with time for more than that.)
+    def affordable() -> bool:
+        return PROBE_SHARE * budget.remaining() >= PROBE_SECONDS_PER_BLOCK * len(w_ids)
+
+    dived = False
+    if len(w_ids) <= PROBE_UP_TO and single_pool(blocks, w_ids) is not None:
+        for order in preorders(blocks, w_ids):
+            if not affordable() or control.stopped.is_set():
+                return
+            out = fit(blocks, w_ids, target, control, budget=PROBE_SHARE * budget.remaining(),
+                      node_budget=DIVE_NODES_PER_BLOCK * len(w_ids), heuristics=(order,),
+                      charge=budget)
+            if out.status == "infeasible":
+                yield out
+                return
+            if out.status == "feasible":
+                dived = True
+                if not any(np.array_equal(out.offsets, other) for other in seen):
+                    seen.append(out.offsets)
+                    yield out
+    if not dived and len(w_ids) <= PROBE_UP_TO and affordable():
         out = probe(blocks, w_ids, {0: target}, control,
                     budget=PROBE_SHARE * budget.remaining(), within=budget)
         if out.status in ("feasible", "infeasible"):
