@@ -114,3 +114,50 @@ def test_solve_through_peak_first_agrees_with_brute_force(problem):
     assert best is not None and plan.lower_bound <= best <= plan.objective
     if plan.status == "optimal":
         assert plan.objective == best
+
+
+def test_the_large_blocks_of_the_peaks_region_join_its_windows():
+    # The load peaks at moment 5 (10 bytes); moments 2 to 8 stay within 10 % of it. Of the
+    # blocks alive there, those of at least LARGE_SHARE of the target join the windows: "big"
+    # and "wide" do, "tiny" (too small) and "early" (alive only where the load is low) do not.
+    problem = Problem((Buffer("base", 8, 2, 9), Buffer("big", 1, 2, 4), Buffer("wide", 1, 4, 9),
+                       Buffer("peak", 1, 5, 6), Buffer("tiny", 1, 7, 8),
+                       Buffer("early", 5, 0, 2)))
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    t0, t1 = int(blocks.start.min()), int(blocks.end.max())
+    load = np.zeros(t1 - t0 + 1, np.int64)
+    np.add.at(load, blocks.start - t0, blocks.size)
+    np.add.at(load, blocks.end - t0, -blocks.size)
+    load = np.cumsum(load)[:-1]
+    peak = t0 + int(np.argmax(load))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(peak_module, "LARGE_SHARE", 0.1)  # blocks of at least one byte of ten
+        mask = peak_module._large_near_peak(blocks, ids, load, t0, peak, target=10)
+        names = {problem.buffers[blocks.root[i]].id for i in np.flatnonzero(mask)}
+        assert names == {"base", "big", "wide", "peak", "tiny"}
+        mp.setattr(peak_module, "LARGE_SHARE", 0.5)  # five bytes or more: only the base
+        mask = peak_module._large_near_peak(blocks, ids, load, t0, peak, target=10)
+        assert {problem.buffers[blocks.root[i]].id for i in np.flatnonzero(mask)} == {"base"}
+
+
+def test_a_window_packed_the_same_way_is_filled_once():
+    # Spans restart after each improvement and windows grow back over the same blocks: the
+    # packings they come back with are remembered, so no (window, packing) is filled twice.
+    problem = read_problem(benchmark("minimalloc-challenging", "D.1048576.csv"))
+    blocks, offsets = _greedy(problem)
+    seen = []
+    fill = peak_module._fill
+
+    def counting(blocks_, ids, window, orders, placer, packed, *rest):
+        seen.append(window.tobytes() + packed.tobytes())
+        return fill(blocks_, ids, window, orders, placer, packed, *rest)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(peak_module, "_fill", counting)
+        mp.setattr(peak_module, "SPANS", (0, 1, 2))
+        mp.setattr(peak_module, "GROWTH_SPAN", 1)
+        control = Control.of(5)
+        peak_first(blocks, np.arange(len(blocks)), offsets, control, budget=control.budget,
+                   target=objective_lower_bound(blocks) // blocks.scale)
+    assert len(seen) > 1 and len(seen) == len(set(seen))
