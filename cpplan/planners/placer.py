@@ -41,6 +41,12 @@ overlaps, so the work per block is proportional to what it overlaps, all of it i
 Because the index is static and placement is a state array, *removing* blocks is free, which is
 what the local search needs (re-place a suffix of the order).
 
+For tens of thousands of blocks the ``tree`` index keeps, per pool, the merged byte runs of the
+placed pieces in a segment tree over buckets of time (:class:`_Tree`): a query joins a few dozen
+run lists, stored as machine integers (``array('q')``) so that joining them copies memory and
+numpy reads the result as it is. The chooser (:func:`choose_shifted`) sorts the lows and the
+highs apart instead of sorting the intervals: the same free regions with two plain sorts.
+
 This is the classic interval-stabbing idea (bucketing intervals by length to turn stabbing into
 range queries, as in the "length-class" filters of interval joins); XLA's heap simulator solves
 the same sub-problem with an interval tree (xla/service/heap_simulator, ``BufferIntervalTree``)
@@ -49,6 +55,7 @@ and MiniMalloc (google/minimalloc, ``src/solver.cc``) with per-section offset bo
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 
 import numpy as np
@@ -65,8 +72,8 @@ Ints = list[int] | np.ndarray
 MODES = ("best", "first")
 _INF = np.iinfo(np.int64).max // 4
 TREE_FROM = 3000  # blocks; below this the static index is faster
-_NUMPY_FROM = 160  # intervals; below this the plain Python chooser is faster
-_ARRAY_FROM = 32  # runs; a tree node with this many is read as a cached numpy array
+_NUMPY_FROM = 160  # intervals in lists; below this the plain Python chooser is faster
+_TINY = 8  # intervals in an array; up to this the plain Python chooser is faster
 
 
 class Placer:
@@ -177,7 +184,7 @@ class Placer:
             if tiers:
                 self._np_pool[q], self._np_alo[q], self._np_ahi[q] = pool, lo, hi
             elif hi > lo and not self._stale:
-                self._tree(pool).add(self._ps[q], self._pe[q], lo, hi)
+                self._tree(pool).add(q, self._ps[q], self._pe[q], lo, hi)
 
     def _tree(self, pool: int) -> _Tree:
         tree = self._trees.get(pool)
@@ -190,7 +197,7 @@ class Placer:
         self._stale = False
         for q, pool in enumerate(self._ppool):
             if pool >= 0 and self._pahi[q] > self._palo[q]:
-                self._tree(pool).add(self._ps[q], self._pe[q], self._palo[q], self._pahi[q])
+                self._tree(pool).add(q, self._ps[q], self._pe[q], self._palo[q], self._pahi[q])
 
     def heights(self) -> np.ndarray:
         """Scaled height of each pool over the placed blocks."""
@@ -217,24 +224,12 @@ class Placer:
         if self._stale:
             self._rebuild()
         tree = self._trees.get(pool)
-        los: list[int] = []
-        his: list[int] = []
-        big_lo: list[np.ndarray] = []
-        big_hi: list[np.ndarray] = []
-        if tree is not None:
-            tree.query(s, e, los, his, big_lo, big_hi)
-        self._buckets.partial(s, e, pool, self._ppool, self._palo, self._pahi, los, his)
-        if not big_lo:
-            return los, his
-        # Long runs lists come as cached arrays: join them in numpy, not through Python lists.
-        if los:
-            big_lo.append(np.asarray(los, np.int64))
-            big_hi.append(np.asarray(his, np.int64))
-        olo = np.concatenate(big_lo) if len(big_lo) > 1 else big_lo[0]
-        ohi = np.concatenate(big_hi) if len(big_hi) > 1 else big_hi[0]
-        if len(olo) > _NUMPY_FROM:
-            return olo, ohi
-        return olo.tolist(), ohi.tolist()
+        if tree is None:
+            return _EMPTY, _EMPTY
+        los, his = array("q"), array("q")
+        tree.query(s, e, los, his)
+        # Views of the joined runs (no copy, no conversion): nothing appends to them again.
+        return np.frombuffer(los, np.int64), np.frombuffer(his, np.int64)
 
     def _forbidden(self, i: int, pool: int) -> tuple[Ints, Ints, int, int]:
         """Forbidden offset intervals for block ``i`` in ``pool``, as ``(lows, highs, dlo,
@@ -275,14 +270,14 @@ class Placer:
         if top < 0:
             return -1
         flo, fhi, dlo, dhi = self._forbidden(i, pool)
-        if len(flo) > _NUMPY_FROM:
-            flo = np.asarray(flo, np.int64)
-            fhi = np.asarray(fhi, np.int64)
-            if dlo:
-                flo = flo - dlo
-            if dhi:
-                fhi = fhi - dhi
-            return choose(flo, fhi, top, self.alignment(i, pool), mode)
+        n = len(flo)
+        if type(flo) is np.ndarray:
+            if n > _TINY:
+                return choose_shifted(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
+            flo, fhi = flo.tolist(), fhi.tolist()
+        elif n > _NUMPY_FROM:
+            return choose_shifted(np.asarray(flo, np.int64), np.asarray(fhi, np.int64), top,
+                                  self.alignment(i, pool), mode, dlo, dhi)
         return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
 
     def fixed_fits(self, i: int, pool: int, off: int) -> bool:
@@ -360,27 +355,72 @@ def choose(flo: np.ndarray, fhi: np.ndarray, top: int, align: int, mode: str) ->
     by a forbidden interval (ties: the lowest region); the open region above every interval only
     when no bounded one fits. Returns -1 when nothing fits.
     """
-    if len(flo) == 0:
+    return choose_shifted(flo, fhi, top, align, mode, 0, 0)
+
+
+def choose_shifted(flo: np.ndarray, fhi: np.ndarray, top: int, align: int, mode: str,
+                   dlo: int, dhi: int) -> int:
+    """:func:`choose` for the intervals ``[flo - dlo, fhi - dhi)``.
+
+    Computed from the lows and the highs sorted apart (two sorts, no argsort): with ``S`` and
+    ``E`` sorted, the offsets outside every interval are exactly the ranges ``[E[k-1], S[k])``
+    where ``E[k-1] < S[k]`` (then the first ``k`` intervals by low are those with the ``k``
+    smallest highs), below ``S[0]`` and from ``E[-1]`` on. Bounded region ``k`` is
+    ``[max(E[k-1], 0), min(S[k] - 1, top)]`` (region 0 starts at 0); where ``E[k-1] >= S[k]``
+    it is empty and never fits. These are the regions of a sort by low with a running maximum
+    of the highs, region for region, so the choice is the same.
+    """
+    n = len(flo)
+    if n == 0:
         return 0
-    order = np.argsort(flo)
-    f = flo[order]
-    cm = np.maximum.accumulate(fhi[order])
-    # Bounded region k lies just below interval k: [lo_k, f_k - 1] with lo_0 = 0 and
-    # lo_k = cm_(k-1); the open region is [cm_(n-1), top]. (Few numpy calls: this runs for
-    # most blocks of a large problem.)
-    lo = np.concatenate((_ZERO, cm[:-1]))
-    np.maximum(lo, 0, out=lo)
-    hi = f - 1
-    np.minimum(hi, top, out=hi)
-    start = -(-lo // align) * align if align > 1 else lo
-    ok = start <= hi
-    if mode == "first":
-        k = int(ok.argmax())
-        if ok[k]:
-            return int(start[k])
-    elif ok.any():
-        return int(start[int(np.where(ok, hi - lo, _INF).argmin())])
-    st = max(int(cm[-1]), 0)
+    S = np.sort(flo)
+    E = np.sort(fhi)
+    hi0 = int(S[0]) - dlo - 1  # region 0: [0, hi0] (0 is aligned)
+    if hi0 > top:
+        hi0 = top
+    first = mode == "first"
+    if first and hi0 >= 0:
+        return 0
+    cut = int(S[-1]) - dlo - 1 > top  # a bounded region reaches past top
+    if n > 1 and (align == 1 and top < _INF and not cut and int(E[0]) - dhi >= 0):
+        # No clipping, no rounding: region k >= 1 is [E[k-1] - dhi, S[k] - dlo - 1], its
+        # length is S[k] - E[k-1] - (dlo + 1 - dhi), and it fits iff that is >= 0.
+        d = S[1:] - E[:-1]
+        d -= dlo + 1 - dhi
+        if first:
+            k = int((d >= 0).argmax())
+            if d[k] >= 0:
+                return int(E[k]) - dhi
+        else:
+            # Negative lengths read as huge unsigned ones: the argmin is the shortest region
+            # that fits (lengths stay below top < _INF), ties to the lowest.
+            k = int(d.view(np.uint64).argmin())
+            dk = int(d[k])
+            if hi0 >= 0 and (dk < 0 or hi0 <= dk):
+                return 0
+            if dk >= 0:
+                return int(E[k]) - dhi
+    elif n > 1:
+        lo = E[:-1] - dhi
+        np.maximum(lo, 0, out=lo)
+        hi = S[1:] - (dlo + 1)
+        if cut:
+            np.minimum(hi, top, out=hi)
+        start = -(-lo // align) * align if align > 1 else lo
+        ok = start <= hi
+        if first:
+            k = int(ok.argmax())
+            if ok[k]:
+                return int(start[k])
+        else:
+            # One argmin over every region, _INF where a region does not fit (region 0 first).
+            if hi0 >= 0 or ok.any():
+                masked = np.where(ok, hi - lo, _INF)
+                k = int(masked.argmin())
+                return 0 if (hi0 if hi0 >= 0 else _INF) <= masked[k] else int(start[k])
+    if hi0 >= 0:
+        return 0
+    st = max(int(E[-1]) - dhi, 0)
     st = -(-st // align) * align
     return st if st <= top else -1
 
@@ -458,12 +498,14 @@ class PieceIndex:
 
 
 class _Buckets:
-    """Compressed time cut into consecutive buckets, and for each bucket the pieces that are
-    *partial* in it (live in it without covering it whole): at most two buckets per piece.
+    """Compressed time cut into consecutive buckets, and for each piece the buckets where it is
+    *partial* (live in it without covering it whole): at most two per piece.
 
     Buckets are grown until about ``per_bucket`` piece starts and ends fall inside; a moment
     where more pieces start or end than that (the step where hundreds of weights come alive)
-    gets a bucket of its own, which no piece can cover partially.
+    gets a bucket of its own, which no piece can cover partially. Also holds what every
+    :class:`_Tree` over these buckets shares: the tree's shape, the nodes whose ``agg`` some
+    query reads (``need``), and each node's path to the root.
     """
 
     def __init__(self, blocks: Blocks, per_bucket: int = 16) -> None:
@@ -486,32 +528,42 @@ class _Buckets:
         self.bstart = bstart.tolist()  # bucket c spans [bstart[c], bstart[c + 1])
         of = np.repeat(np.arange(self.count, dtype=np.int64), np.diff(bstart))
         self.of = of.tolist()  # bucket of each moment
-        ids = np.arange(len(ps), dtype=np.int64)
         cs = of[ps]
         ce = of[np.maximum(pe - 1, 0)]
         full_s = (bstart[cs] == ps) & (pe >= bstart[cs + 1])
         full_e = (bstart[ce + 1] == pe) & (ps <= bstart[ce])
-        m1 = live & ~full_s
-        m2 = live & ~full_e & (ce != cs)
-        bucket = np.concatenate([cs[m1], ce[m2]])
-        piece = np.concatenate([ids[m1], ids[m2]])
-        order = np.lexsort((piece, bucket))
-        self.piece = piece[order].tolist()
-        self.ptr = np.searchsorted(bucket[order], np.arange(self.count + 1)).tolist()
-        self.ps = ps.tolist()
-        self.pe = pe.tolist()
-        # The tree over buckets, and the nodes whose agg some piece's query will read (the
-        # canonical nodes of every piece's whole-bucket range).
+        # The buckets where each piece is partial (-1: none).
+        self.part_s = np.where(live & ~full_s, cs, -1).tolist()
+        self.part_e = np.where(live & ~full_e & (ce != cs), ce, -1).tolist()
         size = 1
         while size < self.count:
             size *= 2
         self.size = size
-        need = bytearray(2 * size)
-        for s, e in zip(self.ps, self.pe, strict=True):
-            _, _, f0, f1 = self.span(s, e)
-            for node in canonical_nodes(size, f0, f1):
+        self.need = self._needed(ps, pe, cs, ce)
+        # path[v]: node v and its ancestors up to the root; npath[v]: those of them in need.
+        path: list[tuple[int, ...]] = [(), (1,)]
+        npath: list[tuple[int, ...]] = [(), (1,) if self.need[1] else ()]
+        need = self.need
+        for v in range(2, 2 * size):
+            path.append((v, *path[v >> 1]))
+            npath.append((v, *npath[v >> 1]) if need[v] else npath[v >> 1])
+        self.path = path
+        self.npath = npath
+
+    def _needed(self, ps: np.ndarray, pe: np.ndarray, cs: np.ndarray, ce: np.ndarray
+                ) -> bytearray:
+        """The nodes whose ``agg`` some piece's query reads: the canonical nodes of every
+        piece's range of whole buckets."""
+        bstart = np.asarray(self.bstart, np.int64)
+        f0 = np.where(bstart[cs] == ps, cs, cs + 1)
+        f1 = np.where(bstart[ce + 1] == pe, ce + 1, ce)
+        keep = f0 < f1
+        pairs = np.unique(np.stack([f0[keep], f1[keep]], axis=1), axis=0).tolist()
+        need = bytearray(2 * self.size)
+        for a, b in pairs:
+            for node in canonical_nodes(self.size, a, b):
                 need[node] = 1
-        self.need = need
+        return need
 
     def span(self, s: int, e: int) -> tuple[int, int, int, int]:
         """Buckets of ``[s, e)``: first and last touched ``c0, c1`` and the range ``[f0, f1)``
@@ -522,158 +574,138 @@ class _Buckets:
         f1 = c1 + 1 if bstart[c1 + 1] == e else c1
         return c0, c1, f0, f1
 
-    def partial(self, s: int, e: int, pool: int, ppool: list[int], palo: list[int],
-                pahi: list[int], los: list[int], his: list[int]) -> None:
-        """Append the byte intervals of pieces placed in ``pool``, partial in an end bucket of
-        ``[s, e)``, that share a moment with ``[s, e)``."""
-        c0, c1, f0, f1 = self.span(s, e)
-        ps, pe, ptr, piece = self.ps, self.pe, self.ptr, self.piece
-        for c in _ends(c0, c1, f0, f1):
-            for k in range(ptr[c], ptr[c + 1]):
-                q = piece[k]
-                if ppool[q] == pool and ps[q] < e and pe[q] > s:
-                    los.append(palo[q])
-                    his.append(pahi[q])
 
-
-def _ends(c0: int, c1: int, f0: int, f1: int) -> tuple[int, ...]:
-    """The buckets among ``c0, c1`` that a span touches without covering them whole."""
-    first = c0 < f0 or f0 >= f1
-    last = c1 != c0 and c1 >= f1
-    if first and last:
-        return (c0, c1)
-    if first:
-        return (c0,)
-    if last:
-        return (c1,)
-    return ()
+def _union(paths: list[tuple[int, ...]], a: int, b: int) -> tuple[int, ...]:
+    """The nodes of ``paths[a]`` and ``paths[b]`` (paths to the root, possibly filtered the
+    same way for both), each once: ``a``'s own part below the common ancestor, then ``b``'s
+    whole path."""
+    da, db = a.bit_length(), b.bit_length()
+    if da < db:
+        a, b, da, db = b, a, db, da
+    d = da - db
+    lca = (a >> d) >> ((a >> d) ^ b).bit_length()
+    own = paths[a]
+    return own[:len(own) - len(paths[lca])] + paths[b]
 
 
 class _Tree:
     """Occupancy of one pool as a segment tree over buckets of time.
 
-    Every node keeps two unions of byte intervals, each as sorted disjoint runs (Python lists):
-    ``cover`` holds the pieces that cover the node's whole time range (a piece is in the cover
-    of the O(log) nodes of its canonical decomposition), ``agg`` the pieces that have an end
-    inside the node's range (they are added along the paths from their end buckets to the root).
-    A query for ``[s, e)`` reads ``cover`` and ``agg`` of its canonical nodes and the ``cover``
-    of their ancestors (which all lie on the paths to its two boundary buckets), plus, in its
-    end buckets, the covers along their paths and the partial pieces (:class:`_Buckets`).
-    A piece sharing a moment with the query is found exactly once in one of these places (a
-    piece that meets a canonical node without covering it has an end inside it), and nothing
-    found misses the query. ``agg`` is only kept at nodes that some query will read (``need``).
+    Every node keeps two unions of byte intervals, each as sorted disjoint runs (a pair of
+    ``array('q')``: lows, highs): ``cover`` holds the pieces that cover the node's whole time
+    range (a piece is in the cover of the O(log) nodes of its canonical decomposition), ``agg``
+    the pieces that have an end inside the node's range (they are added along the paths from
+    their end buckets to the root). ``part[c]`` lists the pieces partial in bucket ``c``.
+    A query for ``[s, e)`` reads ``cover`` and ``agg`` of its canonical nodes, the ``cover`` of
+    their ancestors and of the paths from its partial end buckets, and the partial pieces of
+    those buckets. A piece sharing a moment with the query is found exactly once in one of these
+    places (a piece that meets a canonical node without covering it has an end inside it), and
+    nothing found misses the query. ``agg`` is only kept at nodes that some query will read
+    (``need``).
 
     Merged runs are what makes this fast: a well packed pool over a long time window is a
-    handful of runs, however many buffers made it. Pieces can be added, not removed (the
-    :class:`Placer` rebuilds after a removal).
+    handful of runs, however many buffers made it. Runs are machine integers, so a query joins
+    them by copying memory and numpy reads the result without converting it. Pieces can be
+    added, not removed (the :class:`Placer` rebuilds after a removal).
     """
 
     def __init__(self, buckets: _Buckets) -> None:
         self.buckets = buckets
         self.size = buckets.size
-        self.need = buckets.need
-        self.cover: list[list | None] = [None] * (2 * self.size)
-        self.agg: list[list | None] = [None] * (2 * self.size)
-        # Numpy copies of the run lists of at least _ARRAY_FROM runs, made when a query reads
-        # them and dropped when a piece is added to the node: a well-read node is converted
-        # once per change instead of once per read (Y_1: 2.9 M runs converted, not 24 M).
-        self.cover_np: list[tuple | None] = [None] * (2 * self.size)
-        self.agg_np: list[tuple | None] = [None] * (2 * self.size)
+        self.cover: list[tuple[array, array] | None] = [None] * (2 * self.size)
+        self.agg: list[tuple[array, array] | None] = [None] * (2 * self.size)
+        self.part: list[list[tuple[int, int, int, int]]] = [[] for _ in range(buckets.count)]
 
-    def add(self, s: int, e: int, x: int, y: int) -> None:
-        """Record bytes ``[x, y)`` taken during ``[s, e)``."""
+    def add(self, q: int, s: int, e: int, x: int, y: int) -> None:
+        """Record bytes ``[x, y)`` taken during ``[s, e)`` by piece ``q``."""
+        b = self.buckets
         size = self.size
-        c0, c1, f0, f1 = self.buckets.span(s, e)
-        cover, agg, need = self.cover, self.agg, self.need
-        cover_np, agg_np = self.cover_np, self.agg_np
-        # The walks of :func:`cpplan.sweep.canonical_nodes`, inlined here and in query: on Y_1
-        # the call costs 7 % of best-fit's placement time (2.99 s against 2.79 s of CPU).
-        if f0 < f1:
-            lo, hi = f0 + size, f1 + size
-            while lo < hi:
-                if lo & 1:
-                    _add(cover, lo, x, y)
-                    cover_np[lo] = None
-                    lo += 1
-                if hi & 1:
-                    hi -= 1
-                    _add(cover, hi, x, y)
-                    cover_np[hi] = None
-                lo >>= 1
-                hi >>= 1
-        # agg along the paths from both end buckets (shared ancestors once).
-        node, other = c0 + size, c1 + size
-        while node != other:
-            if need[node]:
-                _add(agg, node, x, y)
-                agg_np[node] = None
-            if need[other]:
-                _add(agg, other, x, y)
-                agg_np[other] = None
-            node >>= 1
-            other >>= 1
-        while node:
-            if need[node]:
-                _add(agg, node, x, y)
-                agg_np[node] = None
-            node >>= 1
-
-    def query(self, s: int, e: int, los: list[int], his: list[int], big_lo: list[np.ndarray],
-              big_hi: list[np.ndarray]) -> None:
-        """Append the runs of every piece that shares a moment with ``[s, e)``, except those
-        partial in an end bucket (left to :class:`_Buckets`): short run lists to ``los`` and
-        ``his``, long ones as arrays to ``big_lo`` and ``big_hi``."""
-        size = self.size
-        c0, c1, f0, f1 = self.buckets.span(s, e)
+        c0, c1, f0, f1 = b.span(s, e)
         cover, agg = self.cover, self.agg
-        cover_np, agg_np = self.cover_np, self.agg_np
-        # The nodes to read: agg and cover of the canonical nodes, cover of their ancestors
-        # (all on the paths to the two boundary buckets) and of the end buckets' paths.
-        nodes: list[int] = []
-        leaves = [c + size for c in _ends(c0, c1, f0, f1)]
+        # The walk of :func:`cpplan.sweep.canonical_nodes`, inlined (hot path).
+        lo, hi = f0 + size, f1 + size
+        while lo < hi:
+            if lo & 1:
+                _add(cover, lo, x, y)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                _add(cover, hi, x, y)
+            lo >>= 1
+            hi >>= 1
+        # agg along the paths from both end buckets (shared ancestors once).
+        for node in _union(b.npath, c0 + size, c1 + size):
+            _add(agg, node, x, y)
+        piece = (s, e, x, y)
+        c = b.part_s[q]
+        if c >= 0:
+            self.part[c].append(piece)
+        c = b.part_e[q]
+        if c >= 0:
+            self.part[c].append(piece)
+
+    def query(self, s: int, e: int, los: array, his: array) -> None:
+        """Append to ``los`` and ``his`` the runs of every piece that shares a moment with
+        ``[s, e)`` (a run may come more than once; their union is exact)."""
+        b = self.buckets
+        size = self.size
+        c0, c1, f0, f1 = b.span(s, e)
+        cover, agg = self.cover, self.agg
         if f0 < f1:
+            # Canonical nodes, left ones left to right, right ones right to left.
+            lefts: list[int] = []
+            rights: list[int] = []
             lo, hi = f0 + size, f1 + size
             while lo < hi:
                 if lo & 1:
-                    nodes.append(lo)
+                    lefts.append(lo)
                     lo += 1
                 if hi & 1:
                     hi -= 1
-                    nodes.append(hi)
+                    rights.append(hi)
                 lo >>= 1
                 hi >>= 1
-            leaves.append((f0 + size) >> 1)
-            leaves.append((f1 - 1 + size) >> 1)
-        covers = list(nodes)
-        seen = set()
-        for node in leaves:
-            while node and node not in seen:
-                seen.add(node)
-                covers.append(node)
-                node >>= 1
-        # Inlined (this is the hot path of best-fit on large problems): short run lists are
-        # copied, long ones read as cached arrays.
-        for lists, cache, which in ((agg, agg_np, nodes), (cover, cover_np, covers)):
-            for node in which:
-                got = lists[node]
-                if got is None:
-                    continue
-                if len(got[0]) < _ARRAY_FROM:
+            # The covers to read lie on the paths from the partial end buckets, or from the
+            # outermost canonical nodes where an end bucket is whole.
+            left = c0 + size if c0 < f0 else (lefts[0] if lefts else rights[-1])
+            right = c1 + size if c1 >= f1 else (rights[0] if rights else lefts[-1])
+            for node in lefts + rights:
+                got = agg[node]
+                if got is not None:
                     los += got[0]
                     his += got[1]
-                    continue
-                arr = cache[node]
-                if arr is None:
-                    arr = cache[node] = (np.array(got[0], np.int64), np.array(got[1], np.int64))
-                big_lo.append(arr[0])
-                big_hi.append(arr[1])
+                if node != left and node != right:
+                    got = cover[node]
+                    if got is not None:
+                        los += got[0]
+                        his += got[1]
+        else:
+            left, right = c0 + size, c1 + size
+        for node in _union(b.path, left, right):
+            got = cover[node]
+            if got is not None:
+                los += got[0]
+                his += got[1]
+        # Partial pieces of the end buckets that are not covered whole.
+        part = self.part
+        if c0 < f0 or f0 >= f1:
+            for ps, pe, x, y in part[c0]:
+                if ps < e and pe > s:
+                    los.append(x)
+                    his.append(y)
+        if c1 != c0 and c1 >= f1:
+            for ps, pe, x, y in part[c1]:
+                if ps < e and pe > s:
+                    los.append(x)
+                    his.append(y)
 
 
 def _add(lists: list, node: int, x: int, y: int) -> None:
-    """Union ``[x, y)`` into the sorted disjoint runs of ``lists[node]``."""
+    """Union ``[x, y)`` into the sorted disjoint runs of ``lists[node]`` (runs that touch it
+    merge with it)."""
     got = lists[node]
     if got is None:
-        lists[node] = [[x], [y]]
+        lists[node] = (array("q", (x,)), array("q", (y,)))
         return
     lo, hi = got
     i = bisect_left(hi, x)
@@ -686,8 +718,11 @@ def _add(lists: list, node: int, x: int, y: int) -> None:
         x = lo[i]
     if hi[j - 1] > y:
         y = hi[j - 1]
-    lo[i:j] = (x,)
-    hi[i:j] = (y,)
+    lo[i] = x
+    hi[i] = y
+    if j > i + 1:
+        del lo[i + 1:j]
+        del hi[i + 1:j]
 
 
 _EMPTY = np.zeros(0, np.int64)
