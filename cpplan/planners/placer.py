@@ -234,7 +234,8 @@ class Placer:
     def _forbidden(self, i: int, pool: int) -> tuple[Ints, Ints, int, int]:
         """Forbidden offset intervals for block ``i`` in ``pool``, as ``(lows, highs, dlo,
         dhi)``: the block at offset ``o`` collides iff ``lows[k] - dlo <= o < highs[k] - dhi``
-        for some ``k`` (the shifts are applied by the caller, so plain buffers skip a pass)."""
+        for some ``k`` (the shifts are applied by the caller, so plain buffers skip a pass).
+        Arrays returned are new ones that the caller may change (lists too)."""
         a, b = self._pptr[i], self._pptr[i + 1]
         if b - a == 1:
             hi, lo = self._phi[a], self._plo[a]
@@ -272,13 +273,17 @@ class Placer:
         flo, fhi, dlo, dhi = self._forbidden(i, pool)
         n = len(flo)
         if type(flo) is np.ndarray:
-            if n > _TINY:
-                return choose_shifted(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
-            flo, fhi = flo.tolist(), fhi.tolist()
+            if n <= _TINY:
+                return choose_small(flo.tolist(), fhi.tolist(), top, self.alignment(i, pool),
+                                    mode, dlo, dhi)
         elif n > _NUMPY_FROM:
-            return choose_shifted(np.asarray(flo, np.int64), np.asarray(fhi, np.int64), top,
-                                  self.alignment(i, pool), mode, dlo, dhi)
-        return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
+            flo, fhi = np.asarray(flo, np.int64), np.asarray(fhi, np.int64)
+        else:
+            return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
+        # The arrays are this call's own (see _forbidden): sorted where they are.
+        flo.sort()
+        fhi.sort()
+        return _choose_sorted(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
 
     def fixed_fits(self, i: int, pool: int, off: int) -> bool:
         """Whether block ``i`` can sit at ``off`` in ``pool`` (capacity and collisions)."""
@@ -370,11 +375,16 @@ def choose_shifted(flo: np.ndarray, fhi: np.ndarray, top: int, align: int, mode:
     it is empty and never fits. These are the regions of a sort by low with a running maximum
     of the highs, region for region, so the choice is the same.
     """
-    n = len(flo)
-    if n == 0:
+    if len(flo) == 0:
         return 0
-    S = np.sort(flo)
-    E = np.sort(fhi)
+    return _choose_sorted(np.sort(flo), np.sort(fhi), top, align, mode, dlo, dhi)
+
+
+def _choose_sorted(S: np.ndarray, E: np.ndarray, top: int, align: int, mode: str, dlo: int,
+                   dhi: int) -> int:
+    """:func:`choose_shifted` of intervals whose lows ``S`` and highs ``E`` come sorted apart
+    (at least one interval)."""
+    n = len(S)
     hi0 = int(S[0]) - dlo - 1  # region 0: [0, hi0] (0 is aligned)
     if hi0 > top:
         hi0 = top
@@ -504,8 +514,9 @@ class _Buckets:
     Buckets are grown until about ``per_bucket`` piece starts and ends fall inside; a moment
     where more pieces start or end than that (the step where hundreds of weights come alive)
     gets a bucket of its own, which no piece can cover partially. Also holds what every
-    :class:`_Tree` over these buckets shares: the tree's shape, the nodes whose ``agg`` some
-    query reads (``need``), and each node's path to the root.
+    :class:`_Tree` over these buckets shares: the tree's shape, the nodes into which some
+    piece's range of whole buckets decomposes (``need``: the only ones that ever hold a cover
+    or an agg), and each node's path to the root through those.
     """
 
     def __init__(self, blocks: Blocks, per_bucket: int = 16) -> None:
@@ -540,14 +551,12 @@ class _Buckets:
             size *= 2
         self.size = size
         self.need = self._needed(ps, pe, cs, ce)
-        # path[v]: node v and its ancestors up to the root; npath[v]: those of them in need.
-        path: list[tuple[int, ...]] = [(), (1,)]
+        # npath[v]: node v and its ancestors up to the root, those in need only (the only nodes
+        # that ever hold a cover or an agg), bottom up.
         npath: list[tuple[int, ...]] = [(), (1,) if self.need[1] else ()]
         need = self.need
         for v in range(2, 2 * size):
-            path.append((v, *path[v >> 1]))
             npath.append((v, *npath[v >> 1]) if need[v] else npath[v >> 1])
-        self.path = path
         self.npath = npath
 
     def _needed(self, ps: np.ndarray, pe: np.ndarray, cs: np.ndarray, ce: np.ndarray
@@ -576,9 +585,9 @@ class _Buckets:
 
 
 def _union(paths: list[tuple[int, ...]], a: int, b: int) -> tuple[int, ...]:
-    """The nodes of ``paths[a]`` and ``paths[b]`` (paths to the root, possibly filtered the
-    same way for both), each once: ``a``'s own part below the common ancestor, then ``b``'s
-    whole path."""
+    """The nodes of ``paths[a]`` and ``paths[b]`` (paths to the root, bottom up, filtered the
+    same way for every node), each once: ``a``'s own part below the common ancestor, then
+    ``b``'s whole path."""
     da, db = a.bit_length(), b.bit_length()
     if da < db:
         a, b, da, db = b, a, db, da
@@ -633,9 +642,19 @@ class _Tree:
                 _add(cover, hi, x, y)
             lo >>= 1
             hi >>= 1
-        # agg along the paths from both end buckets (shared ancestors once).
-        for node in _union(b.npath, c0 + size, c1 + size):
-            _add(agg, node, x, y)
+        # agg along the paths from both end buckets (shared ancestors once), bottom up. An
+        # agg holds the aggs below it, so once [x, y) lies inside one of its runs, it does all
+        # the way up: the rest of that path is left as it is (on Y_1 half the adds stop so).
+        npath = b.npath
+        a, c = c0 + size, c1 + size
+        if a != c:
+            own = npath[a]
+            for node in own[:len(own) - len(npath[a >> (a ^ c).bit_length()])]:
+                if _add(agg, node, x, y):
+                    break
+        for node in npath[c]:
+            if _add(agg, node, x, y):
+                break
         piece = (s, e, x, y)
         c = b.part_s[q]
         if c >= 0:
@@ -681,7 +700,8 @@ class _Tree:
                         his += got[1]
         else:
             left, right = c0 + size, c1 + size
-        for node in _union(b.path, left, right):
+        # (Only nodes that some piece's range decomposes into ever hold a cover: ``npath``.)
+        for node in _union(b.npath, left, right):
             got = cover[node]
             if got is not None:
                 los += got[0]
@@ -700,20 +720,22 @@ class _Tree:
                     his.append(y)
 
 
-def _add(lists: list, node: int, x: int, y: int) -> None:
+def _add(lists: list, node: int, x: int, y: int) -> bool:
     """Union ``[x, y)`` into the sorted disjoint runs of ``lists[node]`` (runs that touch it
-    merge with it)."""
+    merge with it). True when it already lay inside a run (nothing changed)."""
     got = lists[node]
     if got is None:
         lists[node] = (array("q", (x,)), array("q", (y,)))
-        return
+        return False
     lo, hi = got
     i = bisect_left(hi, x)
+    if i < len(lo) and lo[i] <= x and y <= hi[i]:
+        return True
     j = bisect_right(lo, y)
     if i == j:
         lo.insert(i, x)
         hi.insert(i, y)
-        return
+        return False
     if lo[i] < x:
         x = lo[i]
     if hi[j - 1] > y:
@@ -723,6 +745,7 @@ def _add(lists: list, node: int, x: int, y: int) -> None:
     if j > i + 1:
         del lo[i + 1:j]
         del hi[i + 1:j]
+    return False
 
 
 _EMPTY = np.zeros(0, np.int64)
