@@ -374,7 +374,9 @@ class Problem:
         n = len(buffers)
 
         def column(values) -> np.ndarray:
-            return np.fromiter(values, np.int64, n)
+            out = np.fromiter(values, np.int64, n)
+            out.flags.writeable = False  # shared by every user of the problem
+            return out
 
         return Columns(
             tuple(b.id for b in buffers),

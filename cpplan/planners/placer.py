@@ -63,7 +63,6 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import tick
 from ..errors import CapacityError
-from ..sweep import canonical_nodes
 
 __all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_small"]
 
@@ -562,17 +561,26 @@ class _Buckets:
     def _needed(self, ps: np.ndarray, pe: np.ndarray, cs: np.ndarray, ce: np.ndarray
                 ) -> bytearray:
         """The nodes whose ``agg`` some piece's query reads: the canonical nodes of every
-        piece's range of whole buckets."""
+        piece's range of whole buckets (the walk of :func:`cpplan.sweep.canonical_nodes`, one
+        level at a time for all pieces)."""
         bstart = np.asarray(self.bstart, np.int64)
         f0 = np.where(bstart[cs] == ps, cs, cs + 1)
         f1 = np.where(bstart[ce + 1] == pe, ce + 1, ce)
         keep = f0 < f1
-        pairs = np.unique(np.stack([f0[keep], f1[keep]], axis=1), axis=0).tolist()
-        need = bytearray(2 * self.size)
-        for a, b in pairs:
-            for node in canonical_nodes(self.size, a, b):
-                need[node] = 1
-        return need
+        lo, hi = f0[keep] + self.size, f1[keep] + self.size
+        need = np.zeros(2 * self.size, np.uint8)
+        while len(lo):
+            odd = (lo & 1) == 1
+            need[lo[odd]] = 1
+            lo = lo + odd
+            odd = (hi & 1) == 1
+            hi = hi - odd
+            need[hi[odd]] = 1
+            lo >>= 1
+            hi >>= 1
+            going = lo < hi
+            lo, hi = lo[going], hi[going]
+        return bytearray(need.tobytes())
 
     def span(self, s: int, e: int) -> tuple[int, int, int, int]:
         """Buckets of ``[s, e)``: first and last touched ``c0, c1`` and the range ``[f0, f1)``
