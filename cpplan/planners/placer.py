@@ -225,16 +225,16 @@ class Placer:
         tree = self._trees.get(pool)
         if tree is None:
             return _EMPTY, _EMPTY
-        los, his = array("q"), array("q")
-        tree.query(s, e, los, his)
+        out = array("q")
+        tree.query(s, e, out)
         # Views of the joined runs (no copy, no conversion): nothing appends to them again.
-        return np.frombuffer(los, np.int64), np.frombuffer(his, np.int64)
+        pairs = np.frombuffer(out, np.int64)
+        return pairs[0::2], pairs[1::2]
 
     def _forbidden(self, i: int, pool: int) -> tuple[Ints, Ints, int, int]:
         """Forbidden offset intervals for block ``i`` in ``pool``, as ``(lows, highs, dlo,
         dhi)``: the block at offset ``o`` collides iff ``lows[k] - dlo <= o < highs[k] - dhi``
-        for some ``k`` (the shifts are applied by the caller, so plain buffers skip a pass).
-        Arrays returned are new ones that the caller may change (lists too)."""
+        for some ``k`` (the shifts are applied by the caller, so plain buffers skip a pass)."""
         a, b = self._pptr[i], self._pptr[i + 1]
         if b - a == 1:
             hi, lo = self._phi[a], self._plo[a]
@@ -273,16 +273,13 @@ class Placer:
         n = len(flo)
         if type(flo) is np.ndarray:
             if n <= _TINY:
-                return choose_small(flo.tolist(), fhi.tolist(), top, self.alignment(i, pool),
-                                    mode, dlo, dhi)
+                flo, fhi = flo.tolist(), fhi.tolist()
         elif n > _NUMPY_FROM:
             flo, fhi = np.asarray(flo, np.int64), np.asarray(fhi, np.int64)
-        else:
+        if type(flo) is list:
             return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
-        # The arrays are this call's own (see _forbidden): sorted where they are.
-        flo.sort()
-        fhi.sort()
-        return _choose_sorted(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
+        return _choose_sorted(np.sort(flo), np.sort(fhi), top, self.alignment(i, pool), mode,
+                              dlo, dhi)
 
     def fixed_fits(self, i: int, pool: int, off: int) -> bool:
         """Whether block ``i`` can sit at ``off`` in ``pool`` (capacity and collisions)."""
@@ -608,8 +605,9 @@ def _union(paths: list[tuple[int, ...]], a: int, b: int) -> tuple[int, ...]:
 class _Tree:
     """Occupancy of one pool as a segment tree over buckets of time.
 
-    Every node keeps two unions of byte intervals, each as sorted disjoint runs (a pair of
-    ``array('q')``: lows, highs): ``cover`` holds the pieces that cover the node's whole time
+    Every node keeps two unions of byte intervals, each as sorted disjoint runs (one
+    ``array('q')`` of ``lo, hi`` pairs, :func:`_add`): ``cover`` holds the pieces that cover the
+    node's whole time
     range (a piece is in the cover of the O(log) nodes of its canonical decomposition), ``agg``
     the pieces that have an end inside the node's range (they are added along the paths from
     their end buckets to the root). ``part[c]`` lists the pieces partial in bucket ``c``.
@@ -622,15 +620,15 @@ class _Tree:
 
     Merged runs are what makes this fast: a well packed pool over a long time window is a
     handful of runs, however many buffers made it. Runs are machine integers, so a query joins
-    them by copying memory and numpy reads the result without converting it. Pieces can be
-    added, not removed (the :class:`Placer` rebuilds after a removal).
+    them by copying memory (one copy per node) and numpy reads the result without converting
+    it. Pieces can be added, not removed (the :class:`Placer` rebuilds after a removal).
     """
 
     def __init__(self, buckets: _Buckets) -> None:
         self.buckets = buckets
         self.size = buckets.size
-        self.cover: list[tuple[array, array] | None] = [None] * (2 * self.size)
-        self.agg: list[tuple[array, array] | None] = [None] * (2 * self.size)
+        self.cover: list[array | None] = [None] * (2 * self.size)
+        self.agg: list[array | None] = [None] * (2 * self.size)
         self.part: list[list[tuple[int, int, int, int]]] = [[] for _ in range(buckets.count)]
 
     def add(self, q: int, s: int, e: int, x: int, y: int) -> None:
@@ -671,9 +669,9 @@ class _Tree:
         if c >= 0:
             self.part[c].append(piece)
 
-    def query(self, s: int, e: int, los: array, his: array) -> None:
-        """Append to ``los`` and ``his`` the runs of every piece that shares a moment with
-        ``[s, e)`` (a run may come more than once; their union is exact)."""
+    def query(self, s: int, e: int, out: array) -> None:
+        """Append to ``out``, as ``lo, hi`` pairs, the runs of every piece that shares a moment
+        with ``[s, e)`` (a run may come more than once; their union is exact)."""
         b = self.buckets
         size = self.size
         c0, c1, f0, f1 = b.span(s, e)
@@ -699,60 +697,62 @@ class _Tree:
             for node in lefts + rights:
                 got = agg[node]
                 if got is not None:
-                    los += got[0]
-                    his += got[1]
+                    out += got
                 if node != left and node != right:
                     got = cover[node]
                     if got is not None:
-                        los += got[0]
-                        his += got[1]
+                        out += got
         else:
             left, right = c0 + size, c1 + size
         # (Only nodes that some piece's range decomposes into ever hold a cover: ``npath``.)
         for node in _union(b.npath, left, right):
             got = cover[node]
             if got is not None:
-                los += got[0]
-                his += got[1]
+                out += got
         # Partial pieces of the end buckets that are not covered whole.
         part = self.part
         if c0 < f0 or f0 >= f1:
             for ps, pe, x, y in part[c0]:
                 if ps < e and pe > s:
-                    los.append(x)
-                    his.append(y)
+                    out.append(x)
+                    out.append(y)
         if c1 != c0 and c1 >= f1:
             for ps, pe, x, y in part[c1]:
                 if ps < e and pe > s:
-                    los.append(x)
-                    his.append(y)
+                    out.append(x)
+                    out.append(y)
 
 
 def _add(lists: list, node: int, x: int, y: int) -> bool:
-    """Union ``[x, y)`` into the sorted disjoint runs of ``lists[node]`` (runs that touch it
-    merge with it). True when it already lay inside a run (nothing changed)."""
-    got = lists[node]
-    if got is None:
-        lists[node] = (array("q", (x,)), array("q", (y,)))
+    """Union ``[x, y)`` into the runs of ``lists[node]``: one array ``lo0, hi0, lo1, hi1, ...``,
+    strictly increasing (runs are disjoint and do not touch: one that touches ``[x, y)``
+    merges with it). True when ``[x, y)`` already lay inside a run (nothing changed)."""
+    flat = lists[node]
+    if flat is None:
+        lists[node] = array("q", (x, y))
         return False
-    lo, hi = got
-    i = bisect_left(hi, x)
-    if i < len(lo) and lo[i] <= x and y <= hi[i]:
+    # Even positions hold lows, odd ones highs: an odd i means lo_k < x <= hi_k.
+    i = bisect_left(flat, x)
+    if i & 1:
+        if y <= flat[i]:
+            return True
+        i -= 1
+        x = flat[i]
+    elif i < len(flat) and flat[i] == x and y <= flat[i + 1]:
         return True
-    j = bisect_right(lo, y)
-    if i == j:
-        lo.insert(i, x)
-        hi.insert(i, y)
+    # An odd j means lo_k <= y < hi_k.
+    j = bisect_right(flat, y, i)
+    if j & 1:
+        y = flat[j]
+        j += 1
+    if i == j:  # between two runs, touching neither
+        flat.insert(i, y)
+        flat.insert(i, x)
         return False
-    if lo[i] < x:
-        x = lo[i]
-    if hi[j - 1] > y:
-        y = hi[j - 1]
-    lo[i] = x
-    hi[i] = y
-    if j > i + 1:
-        del lo[i + 1:j]
-        del hi[i + 1:j]
+    flat[i] = x  # runs i/2 .. j/2 - 1 become one
+    flat[j - 1] = y
+    if j - i > 2:
+        del flat[i + 1:j - 1]
     return False
 
 
