@@ -220,16 +220,20 @@ class Placer:
             if len(ids) > _NUMPY_FROM:
                 return self._np_alo[ids], self._np_ahi[ids]
             return self._np_alo[ids].tolist(), self._np_ahi[ids].tolist()
+        pairs = self._runs(pool, s, e)
+        return pairs[:, 0], pairs[:, 1]
+
+    def _runs(self, pool: int, s: int, e: int) -> np.ndarray:
+        """:meth:`occupied` under the tree index, as rows ``(lo, hi)``."""
         if self._stale:
             self._rebuild()
         tree = self._trees.get(pool)
         if tree is None:
-            return _EMPTY, _EMPTY
+            return _NO_RUNS
         out = array("q")
         tree.query(s, e, out)
-        # Views of the joined runs (no copy, no conversion): nothing appends to them again.
-        pairs = np.frombuffer(out, np.int64)
-        return pairs[0::2], pairs[1::2]
+        # A view of the joined runs (no copy, no conversion): nothing appends to them again.
+        return np.frombuffer(out, np.int64).reshape(-1, 2)
 
     def _forbidden(self, i: int, pool: int) -> tuple[Ints, Ints, int, int]:
         """Forbidden offset intervals for block ``i`` in ``pool``, as ``(lows, highs, dlo,
@@ -269,6 +273,9 @@ class Placer:
         top = self._cap[pool] - self._size[i]  # highest allowed offset
         if top < 0:
             return -1
+        a = self._pptr[i]
+        if self.index == "tree" and self._pptr[i + 1] - a == 1 and self._phi[a] > self._plo[a]:
+            return self._find_one_piece(i, pool, mode, top)
         flo, fhi, dlo, dhi = self._forbidden(i, pool)
         n = len(flo)
         if type(flo) is np.ndarray:
@@ -280,6 +287,20 @@ class Placer:
             return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
         return _choose_sorted(np.sort(flo), np.sort(fhi), top, self.alignment(i, pool), mode,
                               dlo, dhi)
+
+    def _find_one_piece(self, i: int, pool: int, mode: str, top: int) -> int:
+        """:meth:`find_offset` of a block of one piece that takes bytes, under the tree index
+        (the common case of large problems): the same choice, with the lows and the highs of
+        the runs around it copied out and sorted in one call."""
+        q = self._pptr[i]
+        lo, hi = self._plo[q], self._phi[q]
+        pairs = self._runs(pool, self._ps[q], self._pe[q])
+        if len(pairs) <= _TINY:
+            return choose_small(pairs[:, 0].tolist(), pairs[:, 1].tolist(), top,
+                                self.alignment(i, pool), mode, hi - 1, lo)
+        both = pairs.T.copy()  # row 0 the lows, row 1 the highs
+        both.sort(axis=1)
+        return _choose_sorted(both[0], both[1], top, self.alignment(i, pool), mode, hi - 1, lo)
 
     def fixed_fits(self, i: int, pool: int, off: int) -> bool:
         """Whether block ``i`` can sit at ``off`` in ``pool`` (capacity and collisions)."""
@@ -757,4 +778,5 @@ def _add(lists: list, node: int, x: int, y: int) -> bool:
 
 
 _EMPTY = np.zeros(0, np.int64)
+_NO_RUNS = np.zeros((0, 2), np.int64)
 _ZERO = np.zeros(1, np.int64)
