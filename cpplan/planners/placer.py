@@ -35,17 +35,16 @@ length (powers of two) and sorted by start inside each tier. A piece of tier ``k
 ``maxlen_k`` long, so every piece of that tier that overlaps ``[s, e)`` starts in
 ``(s - maxlen_k, e)``: one slice per tier, found for all tiers by one ``searchsorted``. The
 slices are gathered in one vectorised step, filtered by "placed in this pool and still alive at
-``s``", and the free regions come from one sort of the forbidden intervals and a running maximum.
+``s``", and the free regions come from the lows and the highs of the forbidden intervals, each
+sorted (:func:`choose_shifted`).
 Every piece's slice holds at most about twice the tier's concurrent pieces beyond the true
 overlaps, so the work per block is proportional to what it overlaps, all of it in numpy.
 Because the index is static and placement is a state array, *removing* blocks is free, which is
 what the local search needs (re-place a suffix of the order).
 
-For tens of thousands of blocks the ``tree`` index keeps, per pool, the merged byte runs of the
-placed pieces in a segment tree over buckets of time (:class:`_Tree`): a query joins a few dozen
-run lists, stored as machine integers (``array('q')``) so that joining them copies memory and
-numpy reads the result as it is. The chooser (:func:`choose_shifted`) sorts the lows and the
-highs apart instead of sorting the intervals: the same free regions with two plain sorts.
+For tens of thousands of blocks the ``tree`` index (:mod:`cpplan.planners.occupancy`) keeps,
+per pool, the merged byte runs of the placed pieces in a segment tree over buckets of time, and
+a query returns a few hundred runs however many blocks are placed.
 
 This is the classic interval-stabbing idea (bucketing intervals by length to turn stabbing into
 range queries, as in the "length-class" filters of interval joins); XLA's heap simulator solves
@@ -56,15 +55,16 @@ and MiniMalloc (google/minimalloc, ``src/solver.cc``) with per-section offset bo
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left, bisect_right
 
 import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import tick
 from ..errors import CapacityError
+from .occupancy import Buckets, OccupancyTree
 
-__all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_small"]
+__all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_shifted",
+           "choose_small"]
 
 Ints = list[int] | np.ndarray
 
@@ -122,8 +122,8 @@ class Placer:
             self._np_alo = np.zeros(npieces, np.int64)
             self._np_ahi = np.zeros(npieces, np.int64)
         else:
-            self._buckets = _Buckets(blocks, per_bucket)
-            self._trees: dict[int, _Tree] = {}
+            self._buckets = Buckets(blocks, per_bucket)
+            self._trees: dict[int, OccupancyTree] = {}
             self._stale = False
 
     # -- state ---------------------------------------------------------------------------------
@@ -185,10 +185,10 @@ class Placer:
             elif hi > lo and not self._stale:
                 self._tree(pool).add(q, self._ps[q], self._pe[q], lo, hi)
 
-    def _tree(self, pool: int) -> _Tree:
+    def _tree(self, pool: int) -> OccupancyTree:
         tree = self._trees.get(pool)
         if tree is None:
-            tree = self._trees[pool] = _Tree(self._buckets)
+            tree = self._trees[pool] = OccupancyTree(self._buckets)
         return tree
 
     def _rebuild(self) -> None:
@@ -524,259 +524,5 @@ class PieceIndex:
         return self.piece[idx]
 
 
-class _Buckets:
-    """Compressed time cut into consecutive buckets, and for each piece the buckets where it is
-    *partial* (live in it without covering it whole): at most two per piece.
-
-    Buckets are grown until about ``per_bucket`` piece starts and ends fall inside; a moment
-    where more pieces start or end than that (the step where hundreds of weights come alive)
-    gets a bucket of its own, which no piece can cover partially. Also holds what every
-    :class:`_Tree` over these buckets shares: the tree's shape, the nodes into which some
-    piece's range of whole buckets decomposes (``need``: the only ones that ever hold a cover
-    or an agg), and each node's path to the root through those.
-    """
-
-    def __init__(self, blocks: Blocks, per_bucket: int = 16) -> None:
-        t = max(int(len(blocks.times)), 1)
-        ps, pe = blocks.piece_start, blocks.piece_end
-        live = blocks.piece_hi > blocks.piece_lo
-        weight = np.bincount(np.concatenate([ps[live], pe[live] - 1]), minlength=t).tolist()
-        starts = []
-        acc = per_bucket + 1
-        for r, wgt in enumerate(weight):
-            if wgt > per_bucket or acc + wgt > per_bucket:
-                starts.append(r)
-                acc = wgt
-                if wgt > per_bucket:
-                    acc = per_bucket + 1  # a heavy moment stays alone
-            else:
-                acc += wgt
-        self.count = len(starts)
-        bstart = np.asarray(starts + [t], np.int64)
-        self.bstart = bstart.tolist()  # bucket c spans [bstart[c], bstart[c + 1])
-        of = np.repeat(np.arange(self.count, dtype=np.int64), np.diff(bstart))
-        self.of = of.tolist()  # bucket of each moment
-        cs = of[ps]
-        ce = of[np.maximum(pe - 1, 0)]
-        full_s = (bstart[cs] == ps) & (pe >= bstart[cs + 1])
-        full_e = (bstart[ce + 1] == pe) & (ps <= bstart[ce])
-        # The buckets where each piece is partial (-1: none).
-        self.part_s = np.where(live & ~full_s, cs, -1).tolist()
-        self.part_e = np.where(live & ~full_e & (ce != cs), ce, -1).tolist()
-        size = 1
-        while size < self.count:
-            size *= 2
-        self.size = size
-        self.need = self._needed(ps, pe, cs, ce)
-        # npath[v]: node v and its ancestors up to the root, those in need only (the only nodes
-        # that ever hold a cover or an agg), bottom up.
-        npath: list[tuple[int, ...]] = [(), (1,) if self.need[1] else ()]
-        need = self.need
-        for v in range(2, 2 * size):
-            npath.append((v, *npath[v >> 1]) if need[v] else npath[v >> 1])
-        self.npath = npath
-
-    def _needed(self, ps: np.ndarray, pe: np.ndarray, cs: np.ndarray, ce: np.ndarray
-                ) -> bytearray:
-        """The nodes whose ``agg`` some piece's query reads: the canonical nodes of every
-        piece's range of whole buckets (the walk of :func:`cpplan.sweep.canonical_nodes`, one
-        level at a time for all pieces)."""
-        bstart = np.asarray(self.bstart, np.int64)
-        f0 = np.where(bstart[cs] == ps, cs, cs + 1)
-        f1 = np.where(bstart[ce + 1] == pe, ce + 1, ce)
-        keep = f0 < f1
-        lo, hi = f0[keep] + self.size, f1[keep] + self.size
-        need = np.zeros(2 * self.size, np.uint8)
-        while len(lo):
-            odd = (lo & 1) == 1
-            need[lo[odd]] = 1
-            lo = lo + odd
-            odd = (hi & 1) == 1
-            hi = hi - odd
-            need[hi[odd]] = 1
-            lo >>= 1
-            hi >>= 1
-            going = lo < hi
-            lo, hi = lo[going], hi[going]
-        return bytearray(need.tobytes())
-
-    def span(self, s: int, e: int) -> tuple[int, int, int, int]:
-        """Buckets of ``[s, e)``: first and last touched ``c0, c1`` and the range ``[f0, f1)``
-        of buckets it covers whole."""
-        of, bstart = self.of, self.bstart
-        c0, c1 = of[s], of[e - 1]
-        f0 = c0 if bstart[c0] == s else c0 + 1
-        f1 = c1 + 1 if bstart[c1 + 1] == e else c1
-        return c0, c1, f0, f1
-
-
-def _union(paths: list[tuple[int, ...]], a: int, b: int) -> tuple[int, ...]:
-    """The nodes of ``paths[a]`` and ``paths[b]`` (paths to the root, bottom up, filtered the
-    same way for every node), each once: ``a``'s own part below the common ancestor, then
-    ``b``'s whole path."""
-    da, db = a.bit_length(), b.bit_length()
-    if da < db:
-        a, b, da, db = b, a, db, da
-    d = da - db
-    lca = (a >> d) >> ((a >> d) ^ b).bit_length()
-    own = paths[a]
-    return own[:len(own) - len(paths[lca])] + paths[b]
-
-
-class _Tree:
-    """Occupancy of one pool as a segment tree over buckets of time.
-
-    Every node keeps two unions of byte intervals, each as sorted disjoint runs (one
-    ``array('q')`` of ``lo, hi`` pairs, :func:`_add`): ``cover`` holds the pieces that cover the
-    node's whole time
-    range (a piece is in the cover of the O(log) nodes of its canonical decomposition), ``agg``
-    the pieces that have an end inside the node's range (they are added along the paths from
-    their end buckets to the root). ``part[c]`` lists the pieces partial in bucket ``c``.
-    A query for ``[s, e)`` reads ``cover`` and ``agg`` of its canonical nodes, the ``cover`` of
-    their ancestors and of the paths from its partial end buckets, and the partial pieces of
-    those buckets. A piece sharing a moment with the query is found exactly once in one of these
-    places (a piece that meets a canonical node without covering it has an end inside it), and
-    nothing found misses the query. ``agg`` is only kept at nodes that some query will read
-    (``need``).
-
-    Merged runs are what makes this fast: a well packed pool over a long time window is a
-    handful of runs, however many buffers made it. Runs are machine integers, so a query joins
-    them by copying memory (one copy per node) and numpy reads the result without converting
-    it. Pieces can be added, not removed (the :class:`Placer` rebuilds after a removal).
-    """
-
-    def __init__(self, buckets: _Buckets) -> None:
-        self.buckets = buckets
-        self.size = buckets.size
-        self.cover: list[array | None] = [None] * (2 * self.size)
-        self.agg: list[array | None] = [None] * (2 * self.size)
-        self.part: list[list[tuple[int, int, int, int]]] = [[] for _ in range(buckets.count)]
-
-    def add(self, q: int, s: int, e: int, x: int, y: int) -> None:
-        """Record bytes ``[x, y)`` taken during ``[s, e)`` by piece ``q``."""
-        b = self.buckets
-        size = self.size
-        c0, c1, f0, f1 = b.span(s, e)
-        cover, agg = self.cover, self.agg
-        # The walk of :func:`cpplan.sweep.canonical_nodes`, inlined (hot path).
-        lo, hi = f0 + size, f1 + size
-        while lo < hi:
-            if lo & 1:
-                _add(cover, lo, x, y)
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                _add(cover, hi, x, y)
-            lo >>= 1
-            hi >>= 1
-        # agg along the paths from both end buckets (shared ancestors once), bottom up. An
-        # agg holds the aggs below it, so once [x, y) lies inside one of its runs, it does all
-        # the way up: the rest of that path is left as it is (on Y_1 half the adds stop so).
-        npath = b.npath
-        a, c = c0 + size, c1 + size
-        if a != c:
-            own = npath[a]
-            for node in own[:len(own) - len(npath[a >> (a ^ c).bit_length()])]:
-                if _add(agg, node, x, y):
-                    break
-        for node in npath[c]:
-            if _add(agg, node, x, y):
-                break
-        piece = (s, e, x, y)
-        c = b.part_s[q]
-        if c >= 0:
-            self.part[c].append(piece)
-        c = b.part_e[q]
-        if c >= 0:
-            self.part[c].append(piece)
-
-    def query(self, s: int, e: int, out: array) -> None:
-        """Append to ``out``, as ``lo, hi`` pairs, the runs of every piece that shares a moment
-        with ``[s, e)`` (a run may come more than once; their union is exact)."""
-        b = self.buckets
-        size = self.size
-        c0, c1, f0, f1 = b.span(s, e)
-        cover, agg = self.cover, self.agg
-        if f0 < f1:
-            # Canonical nodes, left ones left to right, right ones right to left.
-            lefts: list[int] = []
-            rights: list[int] = []
-            lo, hi = f0 + size, f1 + size
-            while lo < hi:
-                if lo & 1:
-                    lefts.append(lo)
-                    lo += 1
-                if hi & 1:
-                    hi -= 1
-                    rights.append(hi)
-                lo >>= 1
-                hi >>= 1
-            # The covers to read lie on the paths from the partial end buckets, or from the
-            # outermost canonical nodes where an end bucket is whole.
-            left = c0 + size if c0 < f0 else (lefts[0] if lefts else rights[-1])
-            right = c1 + size if c1 >= f1 else (rights[0] if rights else lefts[-1])
-            for node in lefts + rights:
-                got = agg[node]
-                if got is not None:
-                    out += got
-                if node != left and node != right:
-                    got = cover[node]
-                    if got is not None:
-                        out += got
-        else:
-            left, right = c0 + size, c1 + size
-        # (Only nodes that some piece's range decomposes into ever hold a cover: ``npath``.)
-        for node in _union(b.npath, left, right):
-            got = cover[node]
-            if got is not None:
-                out += got
-        # Partial pieces of the end buckets that are not covered whole.
-        part = self.part
-        if c0 < f0 or f0 >= f1:
-            for ps, pe, x, y in part[c0]:
-                if ps < e and pe > s:
-                    out.append(x)
-                    out.append(y)
-        if c1 != c0 and c1 >= f1:
-            for ps, pe, x, y in part[c1]:
-                if ps < e and pe > s:
-                    out.append(x)
-                    out.append(y)
-
-
-def _add(lists: list, node: int, x: int, y: int) -> bool:
-    """Union ``[x, y)`` into the runs of ``lists[node]``: one array ``lo0, hi0, lo1, hi1, ...``,
-    strictly increasing (runs are disjoint and do not touch: one that touches ``[x, y)``
-    merges with it). True when ``[x, y)`` already lay inside a run (nothing changed)."""
-    flat = lists[node]
-    if flat is None:
-        lists[node] = array("q", (x, y))
-        return False
-    # Even positions hold lows, odd ones highs: an odd i means lo_k < x <= hi_k.
-    i = bisect_left(flat, x)
-    if i & 1:
-        if y <= flat[i]:
-            return True
-        i -= 1
-        x = flat[i]
-    elif i < len(flat) and flat[i] == x and y <= flat[i + 1]:
-        return True
-    # An odd j means lo_k <= y < hi_k.
-    j = bisect_right(flat, y, i)
-    if j & 1:
-        y = flat[j]
-        j += 1
-    if i == j:  # between two runs, touching neither
-        flat.insert(i, y)
-        flat.insert(i, x)
-        return False
-    flat[i] = x  # runs i/2 .. j/2 - 1 become one
-    flat[j - 1] = y
-    if j - i > 2:
-        del flat[i + 1:j - 1]
-    return False
-
-
 _EMPTY = np.zeros(0, np.int64)
 _NO_RUNS = np.zeros((0, 2), np.int64)
-_ZERO = np.zeros(1, np.int64)
