@@ -36,7 +36,7 @@ class Buckets:
     or an agg), and each node's path to the root through those.
     """
 
-    def __init__(self, blocks: Blocks, per_bucket: int = 16) -> None:
+    def __init__(self, blocks: Blocks, per_bucket: int) -> None:
         t = max(int(len(blocks.times)), 1)
         ps, pe = blocks.piece_start, blocks.piece_end
         live = blocks.piece_hi > blocks.piece_lo
