@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -127,18 +128,9 @@ class Blocks:
         Raises :class:`cpplan.errors.PlanError` if the result breaks the problem (a planner bug).
         """
         problem = self.problem
-        names = [p.name for p in problem.pools]
         pool_l = np.asarray(block_pool, dtype=np.int64).tolist()
         off_l = (np.asarray(block_offset, dtype=np.int64) * self.scale).tolist()
-        placements: dict[str, Placement] = {}
-        buffers = problem.buffers
-        ptr = self.member_ptr.tolist()
-        mem = self.member.tolist()
-        disp = self.member_disp.tolist()
-        for i in range(len(pool_l)):
-            pool, off = names[pool_l[i]], off_l[i]
-            for k in range(ptr[i], ptr[i + 1]):
-                placements[buffers[mem[k]].id] = Placement(pool, off + disp[k])
+        placements = self._placements(pool_l, off_l)
         if lower_bound is None:
             lower_bound = objective_lower_bound(self)
         if seconds is None:
@@ -146,6 +138,27 @@ class Blocks:
         plan = Plan.build(problem, placements, planner=planner, seconds=seconds,
                           lower_bound=lower_bound, status=status, stats=stats)
         return ensure_valid(problem, plan)
+
+    def _placements(self, pool_l: list[int], off_l: list[int]) -> dict[str, Placement]:
+        """Buffer id -> Placement for blocks in pools ``pool_l`` at byte offsets ``off_l``, in
+        block order, each block's members root first."""
+        problem = self.problem
+        names = [p.name for p in problem.pools]
+        buffers = problem.buffers
+        if len(pool_l) == len(buffers):  # every buffer its own block, in buffer order
+            pools = repeat(names[0]) if len(names) == 1 else [names[p] for p in pool_l]
+            # (tuple.__new__ makes the Placements without a Python call each: 62185 for Y_1)
+            made = map(tuple.__new__, repeat(Placement), zip(pools, off_l, strict=False))
+            return dict(zip(problem.columns.ids, made, strict=True))
+        placements: dict[str, Placement] = {}
+        ptr = self.member_ptr.tolist()
+        mem = self.member.tolist()
+        disp = self.member_disp.tolist()
+        for i in range(len(pool_l)):
+            pool, off = names[pool_l[i]], off_l[i]
+            for k in range(ptr[i], ptr[i + 1]):
+                placements[buffers[mem[k]].id] = Placement(pool, off + disp[k])
+        return placements
 
 
 def make_blocks(problem: Problem) -> Blocks:
@@ -156,12 +169,9 @@ def make_blocks(problem: Problem) -> Blocks:
     pidx = problem.pool_index
     all_pools = tuple(range(len(pool_names)))
 
-    size = np.fromiter((b.size for b in buffers), np.int64, n)
-    start = np.fromiter((b.start for b in buffers), np.int64, n)
-    end = np.fromiter((b.end for b in buffers), np.int64, n)
-    align = np.fromiter((b.alignment for b in buffers), np.int64, n)
-    fixed = np.fromiter((-1 if b.offset is None else b.offset for b in buffers), np.int64, n)
-    hint = np.fromiter((-1 if b.hint is None else b.hint for b in buffers), np.int64, n)
+    cols = problem.columns  # (read-only arrays, shared with the plan checker)
+    size, start, end, align = cols.size, cols.start, cols.end, cols.alignment
+    fixed, hint = cols.offset, cols.hint
     cand = [tuple(pidx[p] for p in b.pools) if b.pools else all_pools for b in buffers]
 
     # Blocks: roots in buffer order; members root first, then aliases in buffer order.

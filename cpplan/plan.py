@@ -11,11 +11,14 @@ import math
 import weakref
 from dataclasses import dataclass, field, replace
 from numbers import Integral
+from operator import itemgetter
 from typing import NamedTuple
+
+import numpy as np
 
 from .errors import PlanError
 from .problem import MAX_VALUE, Problem
-from .sweep import find_overlaps
+from .sweep import find_overlaps, overlaps_of
 
 __all__ = ["Placement", "Plan", "Conflict", "Violation", "check", "ensure_valid", "STATUSES"]
 
@@ -191,6 +194,8 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
     if plan.status == "infeasible":
         return out if not plan.placements else [
             Violation("unknown", "an infeasible plan places no buffers")]
+    if _passes(problem, plan):
+        return out
     pools = {p.name: p for p in problem.pools}
     placed = plan.placements
     for bid in placed:
@@ -249,6 +254,90 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
                                  f"{plan.heights.get(name, 0)}"))
     out.extend(_overlaps(problem, plan, max_overlaps))
     return out
+
+
+def _passes(problem: Problem, plan: Plan) -> bool:
+    """True when :func:`check` finds nothing, told on arrays: every test of its loops, for the
+    common plan (every buffer placed once, as a :class:`Placement` with an ``int`` offset, no
+    gaps). False when a test fails and also when it cannot tell: then the loops run and name
+    each violation, so a broken plan is reported exactly as before."""
+    cols = problem.columns
+    placed = plan.placements
+    n = len(cols.ids)
+    if n == 0 or cols.gaps or len(placed) != n:
+        return False
+    got = [placed.get(bid) for bid in cols.ids]  # same count, all found: the same keys
+    if set(map(type, got)) != {Placement}:
+        return False
+    pools = tuple(map(itemgetter(0), got))
+    offs = tuple(map(itemgetter(1), got))
+    if set(map(type, offs)) != {int}:
+        return False
+    try:
+        off = np.array(offs, np.int64)
+        pidx = _pool_indexes(problem, pools)
+    except (OverflowError, KeyError, TypeError):
+        return False
+    if pidx is None or int(off.min()) < 0 or int(off.max()) >= MAX_VALUE:
+        return False
+    if any(pools[i] not in names for i, names in cols.candidates):
+        return False
+    if (cols.offset >= 0).any() and (off != cols.offset)[cols.offset >= 0].any():
+        return False
+    if not _aligned(problem, off, pidx) or not _aliases_kept(problem, pools, offs):
+        return False
+    top = off + cols.size
+    heights = np.zeros(len(problem.pools), np.int64)
+    np.maximum.at(heights, pidx, top)
+    for k, pool in enumerate(problem.pools):
+        h = int(heights[k])
+        if (pool.capacity is not None and h > pool.capacity) or plan.heights.get(pool.name, 0) != h:
+            return False
+    group = np.arange(n, dtype=np.int64)  # an alias block is one group: its root's index
+    index = problem.index
+    for bid, (root, _) in problem.root_of.items():
+        group[index[bid]] = index[root]
+    for k in range(len(problem.pools)):
+        m = np.nonzero((pidx == k) & (cols.size > 0))[0]
+        if overlaps_of(cols.start[m], cols.end[m], off[m], top[m], group[m], limit=1):
+            return False
+    return True
+
+
+def _pool_indexes(problem: Problem, pools: tuple) -> np.ndarray | None:
+    """The index of each buffer's pool; None when one is not a pool of the problem."""
+    if len(problem.pools) == 1:
+        name = problem.pools[0].name
+        return np.zeros(len(pools), np.int64) if pools.count(name) == len(pools) else None
+    index = problem.pool_index
+    return np.array([index[p] for p in pools], np.int64)  # KeyError: not a pool
+
+
+def _aligned(problem: Problem, off: np.ndarray, pidx: np.ndarray) -> bool:
+    """Every offset a multiple of its buffer's alignment and, for block roots, of its pool's
+    base alignment (as the loop of :func:`check` has it); False also where int64 could not
+    hold the lcm."""
+    align = problem.columns.alignment
+    pool_align = np.array([p.alignment for p in problem.pools], np.int64)
+    if (pool_align > 1).any():
+        if int(align.max()) * int(pool_align.max()) >= MAX_VALUE:
+            return False
+        base = pool_align[pidx]
+        index = problem.index
+        for bid in problem.root_of:  # aliased buffers are views: their own alignment only
+            base[index[bid]] = 1
+        align = np.lcm(align, base)
+    return not (off % align).any()
+
+
+def _aliases_kept(problem: Problem, pools: tuple, offs: tuple) -> bool:
+    """Every aliased buffer in its root's pool at the root's offset plus its displacement."""
+    index = problem.index
+    for bid, (root, disp) in problem.root_of.items():
+        i, r = index[bid], index[root]
+        if pools[i] != pools[r] or offs[i] != offs[r] + disp:
+            return False
+    return True
 
 
 def _overlaps(problem: Problem, plan: Plan, limit: int | None) -> list[Violation]:

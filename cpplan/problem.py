@@ -37,10 +37,13 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from numbers import Integral
+from typing import NamedTuple
+
+import numpy as np
 
 from .errors import ProblemError
 
-__all__ = ["Alias", "Buffer", "Gap", "Pool", "Problem", "DEFAULT_POOL"]
+__all__ = ["Alias", "Buffer", "Columns", "Gap", "Pool", "Problem", "DEFAULT_POOL"]
 
 DEFAULT_POOL = "default"
 
@@ -288,6 +291,21 @@ class Alias:
         object.__setattr__(self, "displacement", d)
 
 
+class Columns(NamedTuple):
+    """The buffers of a problem as columns, in buffer order, for code that works on arrays
+    (:attr:`Problem.columns`). Arrays are int64 and must not be changed."""
+
+    ids: tuple[str, ...]
+    size: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    alignment: np.ndarray
+    offset: np.ndarray  # fixed offset, -1 where none
+    hint: np.ndarray  # -1 where none
+    gaps: bool  # some buffer has gaps
+    candidates: tuple[tuple[int, tuple[str, ...]], ...]  # (buffer, pools) where it names pools
+
+
 @dataclass(frozen=True)
 class Problem:
     """Buffers, pools and aliases; validated when built (raises :class:`ProblemError`).
@@ -348,6 +366,29 @@ class Problem:
                 disp += d
             out[a.buffer] = (node, disp)
         return out
+
+    @cached_property
+    def columns(self) -> Columns:
+        """The buffers as columns (:class:`Columns`), computed once per problem."""
+        buffers = self.buffers
+        n = len(buffers)
+
+        def column(values) -> np.ndarray:
+            out = np.fromiter(values, np.int64, n)
+            out.flags.writeable = False  # shared by every user of the problem
+            return out
+
+        return Columns(
+            tuple(b.id for b in buffers),
+            column(b.size for b in buffers),
+            column(b.start for b in buffers),
+            column(b.end for b in buffers),
+            column(b.alignment for b in buffers),
+            column(-1 if b.offset is None else b.offset for b in buffers),
+            column(-1 if b.hint is None else b.hint for b in buffers),
+            any(b.gaps for b in buffers),
+            tuple((i, b.pools) for i, b in enumerate(buffers) if b.pools),
+        )
 
     @property
     def time_span(self) -> tuple[int, int]:

@@ -53,6 +53,15 @@ def find_overlaps(rects: Sequence[Rect], *, limit: int | None = None) -> list[tu
         return []
     arr = np.asarray(rects, dtype=np.int64).reshape(n, 5)
     starts, ends, los, his, groups = arr.T
+    return overlaps_of(starts, ends, los, his, groups, limit=limit)
+
+
+def overlaps_of(starts: np.ndarray, ends: np.ndarray, los: np.ndarray, his: np.ndarray,
+                groups: np.ndarray, *, limit: int | None = None) -> list[tuple[int, int]]:
+    """:func:`find_overlaps` of the rectangles given as columns (int64 arrays), the same pairs
+    in the same order."""
+    if len(starts) < 2:
+        return []
     ev_kind, ev_rect = events(starts, ends, his > los)
     lo_l, hi_l, grp_l = los.tolist(), his.tolist(), groups.tolist()
 
@@ -62,9 +71,9 @@ def find_overlaps(rects: Sequence[Rect], *, limit: int | None = None) -> list[tu
     extra: list[int] = []  # live rectangles that overlapped ``act`` when they started
     in_extra: set[int] = set()
     for kind, r in zip(ev_kind, ev_rect, strict=True):
-        lo, hi = lo_l[r], hi_l[r]
+        lo = lo_l[r]
         if kind == 0:
-            if r in in_extra:
+            if in_extra and r in in_extra:
                 in_extra.discard(r)
                 extra.remove(r)
             else:
@@ -72,22 +81,26 @@ def find_overlaps(rects: Sequence[Rect], *, limit: int | None = None) -> list[tu
                 del act_lo[k]
                 del act_id[k]
             continue
-        g = grp_l[r]
-        found: list[int] = []
+        hi = hi_l[r]
         pos = bisect_right(act_lo, lo)
-        if pos > 0 and hi_l[act_id[pos - 1]] > lo:
-            found.append(act_id[pos - 1])
-        k = pos
-        while k < len(act_lo) and act_lo[k] < hi:
-            found.append(act_id[k])
-            k += 1
-        if found:
-            extra.append(r)
-            in_extra.add(r)
-        else:
+        below = pos > 0 and hi_l[act_id[pos - 1]] > lo
+        if not below and (pos == len(act_lo) or act_lo[pos] >= hi):
+            # The common case (every event of a valid plan): it meets nothing in ``act``.
             act_lo.insert(pos, lo)
             act_id.insert(pos, r)
-        found.extend(x for x in extra if x != r and lo_l[x] < hi and hi_l[x] > lo)
+            if not extra:
+                continue
+            found = [x for x in extra if lo_l[x] < hi and hi_l[x] > lo]
+        else:
+            found = [act_id[pos - 1]] if below else []
+            k = pos
+            while k < len(act_lo) and act_lo[k] < hi:
+                found.append(act_id[k])
+                k += 1
+            extra.append(r)
+            in_extra.add(r)
+            found.extend(x for x in extra if x != r and lo_l[x] < hi and hi_l[x] > lo)
+        g = grp_l[r]
         for x in found:
             if grp_l[x] != g:
                 pairs.append((x, r))

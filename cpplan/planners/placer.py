@@ -35,11 +35,16 @@ length (powers of two) and sorted by start inside each tier. A piece of tier ``k
 ``maxlen_k`` long, so every piece of that tier that overlaps ``[s, e)`` starts in
 ``(s - maxlen_k, e)``: one slice per tier, found for all tiers by one ``searchsorted``. The
 slices are gathered in one vectorised step, filtered by "placed in this pool and still alive at
-``s``", and the free regions come from one sort of the forbidden intervals and a running maximum.
+``s``", and the free regions come from the lows and the highs of the forbidden intervals, each
+sorted (:func:`choose_shifted`).
 Every piece's slice holds at most about twice the tier's concurrent pieces beyond the true
 overlaps, so the work per block is proportional to what it overlaps, all of it in numpy.
 Because the index is static and placement is a state array, *removing* blocks is free, which is
 what the local search needs (re-place a suffix of the order).
+
+For tens of thousands of blocks the ``tree`` index (:mod:`cpplan.planners.occupancy`) keeps,
+per pool, the merged byte runs of the placed pieces in a segment tree over buckets of time, and
+a query returns a few hundred runs however many blocks are placed.
 
 This is the classic interval-stabbing idea (bucketing intervals by length to turn stabbing into
 range queries, as in the "length-class" filters of interval joins); XLA's heap simulator solves
@@ -49,24 +54,28 @@ and MiniMalloc (google/minimalloc, ``src/solver.cc``) with per-section offset bo
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from array import array
 
 import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import tick
 from ..errors import CapacityError
-from ..sweep import canonical_nodes
+from .occupancy import Buckets, OccupancyTree
 
-__all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_small"]
+__all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_shifted",
+           "choose_small"]
 
 Ints = list[int] | np.ndarray
 
 MODES = ("best", "first")
 _INF = np.iinfo(np.int64).max // 4
 TREE_FROM = 3000  # blocks; below this the static index is faster
-_NUMPY_FROM = 160  # intervals; below this the plain Python chooser is faster
-_ARRAY_FROM = 32  # runs; a tree node with this many is read as a cached numpy array
+# Piece ends per time bucket of the tree index: fewer levels to walk against more partial
+# pieces to scan; 48 to 128 are alike and 16 is 5-10 % slower (Y_1, S_1, pangu_2.6B).
+PER_BUCKET = 64
+_NUMPY_FROM = 160  # intervals in lists; below this the plain Python chooser is faster
+_TINY = 8  # intervals in an array; up to this the plain Python chooser is faster
 
 
 class Placer:
@@ -80,7 +89,7 @@ class Placer:
     time buckets (piece ends per bucket); both indexes give the same plans.
     """
 
-    def __init__(self, blocks: Blocks, index: str = "auto", per_bucket: int = 16) -> None:
+    def __init__(self, blocks: Blocks, index: str = "auto", per_bucket: int = PER_BUCKET) -> None:
         self.blocks = blocks
         n = len(blocks)
         self.n = n
@@ -116,8 +125,8 @@ class Placer:
             self._np_alo = np.zeros(npieces, np.int64)
             self._np_ahi = np.zeros(npieces, np.int64)
         else:
-            self._buckets = _Buckets(blocks, per_bucket)
-            self._trees: dict[int, _Tree] = {}
+            self._buckets = Buckets(blocks, per_bucket)
+            self._trees: dict[int, OccupancyTree] = {}
             self._stale = False
 
     # -- state ---------------------------------------------------------------------------------
@@ -177,12 +186,12 @@ class Placer:
             if tiers:
                 self._np_pool[q], self._np_alo[q], self._np_ahi[q] = pool, lo, hi
             elif hi > lo and not self._stale:
-                self._tree(pool).add(self._ps[q], self._pe[q], lo, hi)
+                self._tree(pool).add(q, self._ps[q], self._pe[q], lo, hi)
 
-    def _tree(self, pool: int) -> _Tree:
+    def _tree(self, pool: int) -> OccupancyTree:
         tree = self._trees.get(pool)
         if tree is None:
-            tree = self._trees[pool] = _Tree(self._buckets)
+            tree = self._trees[pool] = OccupancyTree(self._buckets)
         return tree
 
     def _rebuild(self) -> None:
@@ -190,7 +199,7 @@ class Placer:
         self._stale = False
         for q, pool in enumerate(self._ppool):
             if pool >= 0 and self._pahi[q] > self._palo[q]:
-                self._tree(pool).add(self._ps[q], self._pe[q], self._palo[q], self._pahi[q])
+                self._tree(pool).add(q, self._ps[q], self._pe[q], self._palo[q], self._pahi[q])
 
     def heights(self) -> np.ndarray:
         """Scaled height of each pool over the placed blocks."""
@@ -214,27 +223,20 @@ class Placer:
             if len(ids) > _NUMPY_FROM:
                 return self._np_alo[ids], self._np_ahi[ids]
             return self._np_alo[ids].tolist(), self._np_ahi[ids].tolist()
+        pairs = self._runs(pool, s, e)
+        return pairs[:, 0], pairs[:, 1]
+
+    def _runs(self, pool: int, s: int, e: int) -> np.ndarray:
+        """:meth:`occupied` under the tree index, as rows ``(lo, hi)``."""
         if self._stale:
             self._rebuild()
         tree = self._trees.get(pool)
-        los: list[int] = []
-        his: list[int] = []
-        big_lo: list[np.ndarray] = []
-        big_hi: list[np.ndarray] = []
-        if tree is not None:
-            tree.query(s, e, los, his, big_lo, big_hi)
-        self._buckets.partial(s, e, pool, self._ppool, self._palo, self._pahi, los, his)
-        if not big_lo:
-            return los, his
-        # Long runs lists come as cached arrays: join them in numpy, not through Python lists.
-        if los:
-            big_lo.append(np.asarray(los, np.int64))
-            big_hi.append(np.asarray(his, np.int64))
-        olo = np.concatenate(big_lo) if len(big_lo) > 1 else big_lo[0]
-        ohi = np.concatenate(big_hi) if len(big_hi) > 1 else big_hi[0]
-        if len(olo) > _NUMPY_FROM:
-            return olo, ohi
-        return olo.tolist(), ohi.tolist()
+        if tree is None:
+            return _NO_RUNS
+        out = array("q")
+        tree.query(s, e, out)
+        # A view of the joined runs (no copy, no conversion): nothing appends to them again.
+        return np.frombuffer(out, np.int64).reshape(-1, 2)
 
     def _forbidden(self, i: int, pool: int) -> tuple[Ints, Ints, int, int]:
         """Forbidden offset intervals for block ``i`` in ``pool``, as ``(lows, highs, dlo,
@@ -274,16 +276,34 @@ class Placer:
         top = self._cap[pool] - self._size[i]  # highest allowed offset
         if top < 0:
             return -1
+        a = self._pptr[i]
+        if self.index == "tree" and self._pptr[i + 1] - a == 1 and self._phi[a] > self._plo[a]:
+            return self._find_one_piece(i, pool, mode, top)
         flo, fhi, dlo, dhi = self._forbidden(i, pool)
-        if len(flo) > _NUMPY_FROM:
-            flo = np.asarray(flo, np.int64)
-            fhi = np.asarray(fhi, np.int64)
-            if dlo:
-                flo = flo - dlo
-            if dhi:
-                fhi = fhi - dhi
-            return choose(flo, fhi, top, self.alignment(i, pool), mode)
-        return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
+        n = len(flo)
+        if type(flo) is np.ndarray:
+            if n <= _TINY:
+                flo, fhi = flo.tolist(), fhi.tolist()
+        elif n > _NUMPY_FROM:
+            flo, fhi = np.asarray(flo, np.int64), np.asarray(fhi, np.int64)
+        if type(flo) is list:
+            return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
+        return _choose_sorted(np.sort(flo), np.sort(fhi), top, self.alignment(i, pool), mode,
+                              dlo, dhi)
+
+    def _find_one_piece(self, i: int, pool: int, mode: str, top: int) -> int:
+        """:meth:`find_offset` of a block of one piece that takes bytes, under the tree index
+        (the common case of large problems): the same choice, with the lows and the highs of
+        the runs around it copied out and sorted in one call."""
+        q = self._pptr[i]
+        lo, hi = self._plo[q], self._phi[q]
+        pairs = self._runs(pool, self._ps[q], self._pe[q])
+        if len(pairs) <= _TINY:
+            return choose_small(pairs[:, 0].tolist(), pairs[:, 1].tolist(), top,
+                                self.alignment(i, pool), mode, hi - 1, lo)
+        both = pairs.T.copy()  # row 0 the lows, row 1 the highs
+        both.sort(axis=1)
+        return _choose_sorted(both[0], both[1], top, self.alignment(i, pool), mode, hi - 1, lo)
 
     def fixed_fits(self, i: int, pool: int, off: int) -> bool:
         """Whether block ``i`` can sit at ``off`` in ``pool`` (capacity and collisions)."""
@@ -360,27 +380,77 @@ def choose(flo: np.ndarray, fhi: np.ndarray, top: int, align: int, mode: str) ->
     by a forbidden interval (ties: the lowest region); the open region above every interval only
     when no bounded one fits. Returns -1 when nothing fits.
     """
+    return choose_shifted(flo, fhi, top, align, mode, 0, 0)
+
+
+def choose_shifted(flo: np.ndarray, fhi: np.ndarray, top: int, align: int, mode: str,
+                   dlo: int, dhi: int) -> int:
+    """:func:`choose` for the intervals ``[flo - dlo, fhi - dhi)``.
+
+    Computed from the lows and the highs sorted apart (two sorts, no argsort): with ``S`` and
+    ``E`` sorted, the offsets outside every interval are exactly the ranges ``[E[k-1], S[k])``
+    where ``E[k-1] < S[k]`` (then the first ``k`` intervals by low are those with the ``k``
+    smallest highs), below ``S[0]`` and from ``E[-1]`` on. Bounded region ``k`` is
+    ``[max(E[k-1], 0), min(S[k] - 1, top)]`` (region 0 starts at 0); where ``E[k-1] >= S[k]``
+    it is empty and never fits. These are the regions of a sort by low with a running maximum
+    of the highs, region for region, so the choice is the same.
+    """
     if len(flo) == 0:
         return 0
-    order = np.argsort(flo)
-    f = flo[order]
-    cm = np.maximum.accumulate(fhi[order])
-    # Bounded region k lies just below interval k: [lo_k, f_k - 1] with lo_0 = 0 and
-    # lo_k = cm_(k-1); the open region is [cm_(n-1), top]. (Few numpy calls: this runs for
-    # most blocks of a large problem.)
-    lo = np.concatenate((_ZERO, cm[:-1]))
-    np.maximum(lo, 0, out=lo)
-    hi = f - 1
-    np.minimum(hi, top, out=hi)
-    start = -(-lo // align) * align if align > 1 else lo
-    ok = start <= hi
-    if mode == "first":
-        k = int(ok.argmax())
-        if ok[k]:
-            return int(start[k])
-    elif ok.any():
-        return int(start[int(np.where(ok, hi - lo, _INF).argmin())])
-    st = max(int(cm[-1]), 0)
+    return _choose_sorted(np.sort(flo), np.sort(fhi), top, align, mode, dlo, dhi)
+
+
+def _choose_sorted(S: np.ndarray, E: np.ndarray, top: int, align: int, mode: str, dlo: int,
+                   dhi: int) -> int:
+    """:func:`choose_shifted` of intervals whose lows ``S`` and highs ``E`` come sorted apart
+    (at least one interval)."""
+    n = len(S)
+    hi0 = int(S[0]) - dlo - 1  # region 0: [0, hi0] (0 is aligned)
+    if hi0 > top:
+        hi0 = top
+    first = mode == "first"
+    if first and hi0 >= 0:
+        return 0
+    cut = int(S[-1]) - dlo - 1 > top  # a bounded region reaches past top
+    if n > 1 and (align == 1 and top < _INF and not cut and int(E[0]) - dhi >= 0):
+        # No clipping, no rounding: region k >= 1 is [E[k-1] - dhi, S[k] - dlo - 1], its
+        # length is S[k] - E[k-1] - (dlo + 1 - dhi), and it fits iff that is >= 0.
+        d = S[1:] - E[:-1]
+        d -= dlo + 1 - dhi
+        if first:
+            k = int((d >= 0).argmax())
+            if d[k] >= 0:
+                return int(E[k]) - dhi
+        else:
+            # Negative lengths read as huge unsigned ones: the argmin is the shortest region
+            # that fits (lengths stay below top < _INF), ties to the lowest.
+            k = int(d.view(np.uint64).argmin())
+            dk = int(d[k])
+            if hi0 >= 0 and (dk < 0 or hi0 <= dk):
+                return 0
+            if dk >= 0:
+                return int(E[k]) - dhi
+    elif n > 1:
+        lo = E[:-1] - dhi
+        np.maximum(lo, 0, out=lo)
+        hi = S[1:] - (dlo + 1)
+        if cut:
+            np.minimum(hi, top, out=hi)
+        start = -(-lo // align) * align if align > 1 else lo
+        ok = start <= hi
+        if first:
+            k = int(ok.argmax())
+            if ok[k]:
+                return int(start[k])
+        else:
+            # One argmin over every region, _INF where a region does not fit (region 0 first).
+            if hi0 >= 0 or ok.any():
+                masked = np.where(ok, hi - lo, _INF)
+                k = int(masked.argmin())
+                return 0 if (hi0 if hi0 >= 0 else _INF) <= masked[k] else int(start[k])
+    if hi0 >= 0:
+        return 0
+    st = max(int(E[-1]) - dhi, 0)
     st = -(-st // align) * align
     return st if st <= top else -1
 
@@ -457,238 +527,5 @@ class PieceIndex:
         return self.piece[idx]
 
 
-class _Buckets:
-    """Compressed time cut into consecutive buckets, and for each bucket the pieces that are
-    *partial* in it (live in it without covering it whole): at most two buckets per piece.
-
-    Buckets are grown until about ``per_bucket`` piece starts and ends fall inside; a moment
-    where more pieces start or end than that (the step where hundreds of weights come alive)
-    gets a bucket of its own, which no piece can cover partially.
-    """
-
-    def __init__(self, blocks: Blocks, per_bucket: int = 16) -> None:
-        t = max(int(len(blocks.times)), 1)
-        ps, pe = blocks.piece_start, blocks.piece_end
-        live = blocks.piece_hi > blocks.piece_lo
-        weight = np.bincount(np.concatenate([ps[live], pe[live] - 1]), minlength=t).tolist()
-        starts = []
-        acc = per_bucket + 1
-        for r, wgt in enumerate(weight):
-            if wgt > per_bucket or acc + wgt > per_bucket:
-                starts.append(r)
-                acc = wgt
-                if wgt > per_bucket:
-                    acc = per_bucket + 1  # a heavy moment stays alone
-            else:
-                acc += wgt
-        self.count = len(starts)
-        bstart = np.asarray(starts + [t], np.int64)
-        self.bstart = bstart.tolist()  # bucket c spans [bstart[c], bstart[c + 1])
-        of = np.repeat(np.arange(self.count, dtype=np.int64), np.diff(bstart))
-        self.of = of.tolist()  # bucket of each moment
-        ids = np.arange(len(ps), dtype=np.int64)
-        cs = of[ps]
-        ce = of[np.maximum(pe - 1, 0)]
-        full_s = (bstart[cs] == ps) & (pe >= bstart[cs + 1])
-        full_e = (bstart[ce + 1] == pe) & (ps <= bstart[ce])
-        m1 = live & ~full_s
-        m2 = live & ~full_e & (ce != cs)
-        bucket = np.concatenate([cs[m1], ce[m2]])
-        piece = np.concatenate([ids[m1], ids[m2]])
-        order = np.lexsort((piece, bucket))
-        self.piece = piece[order].tolist()
-        self.ptr = np.searchsorted(bucket[order], np.arange(self.count + 1)).tolist()
-        self.ps = ps.tolist()
-        self.pe = pe.tolist()
-        # The tree over buckets, and the nodes whose agg some piece's query will read (the
-        # canonical nodes of every piece's whole-bucket range).
-        size = 1
-        while size < self.count:
-            size *= 2
-        self.size = size
-        need = bytearray(2 * size)
-        for s, e in zip(self.ps, self.pe, strict=True):
-            _, _, f0, f1 = self.span(s, e)
-            for node in canonical_nodes(size, f0, f1):
-                need[node] = 1
-        self.need = need
-
-    def span(self, s: int, e: int) -> tuple[int, int, int, int]:
-        """Buckets of ``[s, e)``: first and last touched ``c0, c1`` and the range ``[f0, f1)``
-        of buckets it covers whole."""
-        of, bstart = self.of, self.bstart
-        c0, c1 = of[s], of[e - 1]
-        f0 = c0 if bstart[c0] == s else c0 + 1
-        f1 = c1 + 1 if bstart[c1 + 1] == e else c1
-        return c0, c1, f0, f1
-
-    def partial(self, s: int, e: int, pool: int, ppool: list[int], palo: list[int],
-                pahi: list[int], los: list[int], his: list[int]) -> None:
-        """Append the byte intervals of pieces placed in ``pool``, partial in an end bucket of
-        ``[s, e)``, that share a moment with ``[s, e)``."""
-        c0, c1, f0, f1 = self.span(s, e)
-        ps, pe, ptr, piece = self.ps, self.pe, self.ptr, self.piece
-        for c in _ends(c0, c1, f0, f1):
-            for k in range(ptr[c], ptr[c + 1]):
-                q = piece[k]
-                if ppool[q] == pool and ps[q] < e and pe[q] > s:
-                    los.append(palo[q])
-                    his.append(pahi[q])
-
-
-def _ends(c0: int, c1: int, f0: int, f1: int) -> tuple[int, ...]:
-    """The buckets among ``c0, c1`` that a span touches without covering them whole."""
-    first = c0 < f0 or f0 >= f1
-    last = c1 != c0 and c1 >= f1
-    if first and last:
-        return (c0, c1)
-    if first:
-        return (c0,)
-    if last:
-        return (c1,)
-    return ()
-
-
-class _Tree:
-    """Occupancy of one pool as a segment tree over buckets of time.
-
-    Every node keeps two unions of byte intervals, each as sorted disjoint runs (Python lists):
-    ``cover`` holds the pieces that cover the node's whole time range (a piece is in the cover
-    of the O(log) nodes of its canonical decomposition), ``agg`` the pieces that have an end
-    inside the node's range (they are added along the paths from their end buckets to the root).
-    A query for ``[s, e)`` reads ``cover`` and ``agg`` of its canonical nodes and the ``cover``
-    of their ancestors (which all lie on the paths to its two boundary buckets), plus, in its
-    end buckets, the covers along their paths and the partial pieces (:class:`_Buckets`).
-    A piece sharing a moment with the query is found exactly once in one of these places (a
-    piece that meets a canonical node without covering it has an end inside it), and nothing
-    found misses the query. ``agg`` is only kept at nodes that some query will read (``need``).
-
-    Merged runs are what makes this fast: a well packed pool over a long time window is a
-    handful of runs, however many buffers made it. Pieces can be added, not removed (the
-    :class:`Placer` rebuilds after a removal).
-    """
-
-    def __init__(self, buckets: _Buckets) -> None:
-        self.buckets = buckets
-        self.size = buckets.size
-        self.need = buckets.need
-        self.cover: list[list | None] = [None] * (2 * self.size)
-        self.agg: list[list | None] = [None] * (2 * self.size)
-        # Numpy copies of the run lists of at least _ARRAY_FROM runs, made when a query reads
-        # them and dropped when a piece is added to the node: a well-read node is converted
-        # once per change instead of once per read (Y_1: 2.9 M runs converted, not 24 M).
-        self.cover_np: list[tuple | None] = [None] * (2 * self.size)
-        self.agg_np: list[tuple | None] = [None] * (2 * self.size)
-
-    def add(self, s: int, e: int, x: int, y: int) -> None:
-        """Record bytes ``[x, y)`` taken during ``[s, e)``."""
-        size = self.size
-        c0, c1, f0, f1 = self.buckets.span(s, e)
-        cover, agg, need = self.cover, self.agg, self.need
-        cover_np, agg_np = self.cover_np, self.agg_np
-        # The walks of :func:`cpplan.sweep.canonical_nodes`, inlined here and in query: on Y_1
-        # the call costs 7 % of best-fit's placement time (2.99 s against 2.79 s of CPU).
-        if f0 < f1:
-            lo, hi = f0 + size, f1 + size
-            while lo < hi:
-                if lo & 1:
-                    _add(cover, lo, x, y)
-                    cover_np[lo] = None
-                    lo += 1
-                if hi & 1:
-                    hi -= 1
-                    _add(cover, hi, x, y)
-                    cover_np[hi] = None
-                lo >>= 1
-                hi >>= 1
-        # agg along the paths from both end buckets (shared ancestors once).
-        node, other = c0 + size, c1 + size
-        while node != other:
-            if need[node]:
-                _add(agg, node, x, y)
-                agg_np[node] = None
-            if need[other]:
-                _add(agg, other, x, y)
-                agg_np[other] = None
-            node >>= 1
-            other >>= 1
-        while node:
-            if need[node]:
-                _add(agg, node, x, y)
-                agg_np[node] = None
-            node >>= 1
-
-    def query(self, s: int, e: int, los: list[int], his: list[int], big_lo: list[np.ndarray],
-              big_hi: list[np.ndarray]) -> None:
-        """Append the runs of every piece that shares a moment with ``[s, e)``, except those
-        partial in an end bucket (left to :class:`_Buckets`): short run lists to ``los`` and
-        ``his``, long ones as arrays to ``big_lo`` and ``big_hi``."""
-        size = self.size
-        c0, c1, f0, f1 = self.buckets.span(s, e)
-        cover, agg = self.cover, self.agg
-        cover_np, agg_np = self.cover_np, self.agg_np
-        # The nodes to read: agg and cover of the canonical nodes, cover of their ancestors
-        # (all on the paths to the two boundary buckets) and of the end buckets' paths.
-        nodes: list[int] = []
-        leaves = [c + size for c in _ends(c0, c1, f0, f1)]
-        if f0 < f1:
-            lo, hi = f0 + size, f1 + size
-            while lo < hi:
-                if lo & 1:
-                    nodes.append(lo)
-                    lo += 1
-                if hi & 1:
-                    hi -= 1
-                    nodes.append(hi)
-                lo >>= 1
-                hi >>= 1
-            leaves.append((f0 + size) >> 1)
-            leaves.append((f1 - 1 + size) >> 1)
-        covers = list(nodes)
-        seen = set()
-        for node in leaves:
-            while node and node not in seen:
-                seen.add(node)
-                covers.append(node)
-                node >>= 1
-        # Inlined (this is the hot path of best-fit on large problems): short run lists are
-        # copied, long ones read as cached arrays.
-        for lists, cache, which in ((agg, agg_np, nodes), (cover, cover_np, covers)):
-            for node in which:
-                got = lists[node]
-                if got is None:
-                    continue
-                if len(got[0]) < _ARRAY_FROM:
-                    los += got[0]
-                    his += got[1]
-                    continue
-                arr = cache[node]
-                if arr is None:
-                    arr = cache[node] = (np.array(got[0], np.int64), np.array(got[1], np.int64))
-                big_lo.append(arr[0])
-                big_hi.append(arr[1])
-
-
-def _add(lists: list, node: int, x: int, y: int) -> None:
-    """Union ``[x, y)`` into the sorted disjoint runs of ``lists[node]``."""
-    got = lists[node]
-    if got is None:
-        lists[node] = [[x], [y]]
-        return
-    lo, hi = got
-    i = bisect_left(hi, x)
-    j = bisect_right(lo, y)
-    if i == j:
-        lo.insert(i, x)
-        hi.insert(i, y)
-        return
-    if lo[i] < x:
-        x = lo[i]
-    if hi[j - 1] > y:
-        y = hi[j - 1]
-    lo[i:j] = (x,)
-    hi[i:j] = (y,)
-
-
 _EMPTY = np.zeros(0, np.int64)
-_ZERO = np.zeros(1, np.int64)
+_NO_RUNS = np.zeros((0, 2), np.int64)

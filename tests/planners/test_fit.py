@@ -15,7 +15,7 @@ from cpplan.errors import CapacityError, CpplanError
 from cpplan.plan import check
 from cpplan.planners import get, names
 from cpplan.planners.fit import ORDERS, conflicts, order_blocks, peak_order
-from cpplan.planners.placer import Placer, choose, choose_small
+from cpplan.planners.placer import Placer, choose, choose_shifted, choose_small
 from cpplan.problem import Alias, Buffer, Pool, Problem
 from tests.shared import benchmark
 from tests.strategies import problems, round_up
@@ -242,6 +242,21 @@ def test_python_and_numpy_choosers_agree(intervals, top, align, mode):
     if want >= 0:
         assert want % align == 0 and want <= top
         assert not any(f <= want < h for f, h in zip(flo, fhi, strict=True))
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 12)), max_size=12),
+       st.one_of(st.integers(0, 60), st.just(10**9)), st.integers(1, 6),
+       st.sampled_from(["best", "first"]), st.integers(0, 3), st.integers(1, 8))
+def test_shifted_chooser_agrees_with_the_python_one(intervals, top, align, mode, lo, width):
+    # Occupied bytes and a piece [lo, lo + width) of the block: the shifts of Placer.find_offset
+    # (an unbounded top takes the fast path without clipping or rounding when align is 1).
+    olo = [a for a, _ in intervals]
+    ohi = [a + w for a, w in intervals]
+    dlo, dhi = lo + width - 1, lo
+    want = choose_small(olo, ohi, top, align, mode, dlo, dhi)
+    got = choose_shifted(np.asarray(olo, np.int64), np.asarray(ohi, np.int64), top, align, mode,
+                         dlo, dhi)
+    assert got == want
 
 
 # -- properties on random problems -----------------------------------------------------------
