@@ -30,6 +30,7 @@ from ..deadline import Budget
 from .control import Control, Outcome
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
 from .model import build_model
+from .tiling import TILE_NODES_PER_SECOND, tight_share, tile
 
 __all__ = ["Control", "Outcome", "probe", "minimise"]
 
@@ -37,6 +38,10 @@ RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
 DIVE_SHARE = 0.15  # the most of a probe's budget the lone dive may take
 DIVE_NODES_PER_BLOCK = 3
+# Blocks whose load is at the height over at least this share of their moments are tight: the
+# tiling search (:mod:`.tiling`) runs first, alone, with at most TILE_SHARE of the budget.
+TIGHT_FROM = 0.9
+TILE_SHARE = 0.75
 
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
@@ -44,6 +49,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
           first_slice: float = 0.25, dfs: bool = True, dive: bool = True,
           within: Budget | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
+
+    Tight blocks (one pool, the load at the height over :data:`TIGHT_FROM` of their moments)
+    go first, alone, to the tiling search (:mod:`.tiling`), for at most :data:`TILE_SHARE` of
+    ``budget``.
 
     With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
@@ -54,7 +63,17 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     past it.
     """
     mine = (within or control.budget).within(budget)
-    dfs_pool = single_pool(blocks, ids) if dfs else None
+    pool = single_pool(blocks, ids)
+    if pool is not None and tight_share(blocks, ids, heights[pool]) >= TIGHT_FROM:
+        # No byte may stay unused at (nearly) any moment: perfect packings at their optimum,
+        # which the searches below do not rebuild and the tiling search does.
+        nodes = (int(TILE_SHARE * mine.remaining() * TILE_NODES_PER_SECOND)
+                 if control.deterministic else None)
+        out = tile(blocks, ids, heights[pool], control, budget=TILE_SHARE * mine.remaining(),
+                   node_budget=nodes, charge=mine)
+        if out.status in ("feasible", "infeasible"):
+            return out
+    dfs_pool = pool if dfs else None
     lock = threading.Lock()
     result: list[Outcome] = []
     local = threading.Event()
