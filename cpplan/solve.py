@@ -45,6 +45,7 @@ from .deadline import Budget, OutOfTime, check_time_limit
 from .errors import CapacityError, CpplanError, PlanError
 from .exact.control import Control, Outcome
 from .exact.lazy import improve, minimise, peak_first, probe  # OR-Tools loads on first use
+from .exact.tiling import is_tight
 from .plan import Plan
 from .planners import registry
 from .planners.portfolio import REPLICAS_UP_TO
@@ -62,6 +63,9 @@ LNS_ABOVE = 3000
 # Share of such a component's time that peak-first packing may take before LNS (it ends at once
 # when it reaches the bound; on idealloc's sets LNS never improved on its plans).
 PEAK_SHARE = 0.8
+# The share of a tight component's time (cpplan.exact.tiling.TIGHT_FROM) that its first probe,
+# at the lower bound, may take.
+FIRST_PROBE_TIGHT = 0.9
 # What building and checking the final plan costs per buffer (about a second for 62185 buffers
 # on this kind of machine), kept out of the search so that the time limit holds.
 FINISH_SECONDS_PER_BUFFER = 15e-6
@@ -394,8 +398,11 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             left = share.remaining()
             if left <= 0.05:
                 break
-            out = probe(b, c, {0: target}, control, budget=left * (0.4 if first else 0.34),
-                        within=share)
+            # The first probe, at the bound, takes most of the time on tight components: the
+            # tiling search it runs there is what rebuilds perfect packings (the bisection's
+            # later probes only shave a greedy plan's excess).
+            portion = (FIRST_PROBE_TIGHT if is_tight(b, c, target) else 0.4) if first else 0.34
+            out = probe(b, c, {0: target}, control, budget=left * portion, within=share)
             first = False
             if out.status == "feasible":
                 _merge(state, c, out, "probe")

@@ -30,7 +30,7 @@ from ..deadline import Budget
 from .control import Control, Outcome
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
 from .model import build_model
-from .tiling import TILE_NODES_PER_SECOND, tight_share, tile
+from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
 
 __all__ = ["Control", "Outcome", "probe", "minimise"]
 
@@ -38,10 +38,7 @@ RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
 DIVE_SHARE = 0.15  # the most of a probe's budget the lone dive may take
 DIVE_NODES_PER_BLOCK = 3
-# Blocks whose load is at the height over at least this share of their moments are tight: the
-# tiling search (:mod:`.tiling`) runs first, alone, with at most TILE_SHARE of the budget.
-TIGHT_FROM = 0.9
-TILE_SHARE = 0.75
+TILE_SHARE = 0.75  # the most of a probe's budget the tiling search takes on tight blocks
 
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
@@ -50,9 +47,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
           within: Budget | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
-    Tight blocks (one pool, the load at the height over :data:`TIGHT_FROM` of their moments)
-    go first, alone, to the tiling search (:mod:`.tiling`), for at most :data:`TILE_SHARE` of
-    ``budget``.
+    Tight blocks (one pool, the load at the height over
+    :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go first, alone, to the tiling
+    search (:mod:`.tiling`), for at most :data:`TILE_SHARE` of ``budget``.
 
     With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
@@ -64,7 +61,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     """
     mine = (within or control.budget).within(budget)
     pool = single_pool(blocks, ids)
-    if pool is not None and tight_share(blocks, ids, heights[pool]) >= TIGHT_FROM:
+    if pool is not None and is_tight(blocks, ids, heights[pool]):
         # No byte may stay unused at (nearly) any moment: perfect packings at their optimum,
         # which the searches below do not rebuild and the tiling search does.
         nodes = (int(TILE_SHARE * mine.remaining() * TILE_NODES_PER_SECOND)

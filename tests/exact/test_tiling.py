@@ -1,0 +1,102 @@
+"""The tiling search: perfect packings rebuilt, and its proofs on tight problems."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
+from cpplan.exact.control import Control
+from cpplan.exact.tiling import is_tight, tight_share, tile
+from cpplan.perfect import perfect_packing
+from cpplan.solve import solve
+from tests.bruteforce import brute_force
+
+
+def _tile(problem: Problem, height: int | None = None, **options):
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    if height is None:
+        height = objective_lower_bound(blocks) // blocks.scale
+    control = Control.of(options.pop("seconds", 30), deterministic=True)
+    return blocks, tile(blocks, ids, height, control, budget=30, **options)
+
+
+def _valid(problem: Problem, blocks, out, height: int) -> bool:
+    plan = blocks.to_plan(out.pools, out.offsets, planner="tiling")
+    return not check(problem, plan) and plan.heights[problem.pools[0].name] <= height
+
+
+@pytest.mark.parametrize(("n", "seed", "aligned"), [(60, 0, False), (120, 1, False),
+                                                    (300, 2, False), (1000, 3, False),
+                                                    (60, 4, True), (120, 0, True)])
+def test_perfect_packings_are_rebuilt_at_their_optimum(n, seed, aligned):
+    # A strip cut into rectangles: every moment has the strip's width live, so the slack is
+    # zero everywhere and the search's inferences hold at every step.
+    problem = perfect_packing(n, seed=seed, aligned=aligned)
+    width = problem.meta["optimum"]
+    blocks, out = _tile(problem, node_budget=600_000)
+    assert tight_share(blocks, np.arange(len(blocks)), width // blocks.scale) == 1.0
+    assert out.status == "feasible", out.detail
+    assert _valid(problem, blocks, out, width)
+
+
+@st.composite
+def tight_problems(draw):
+    """Random buffers, then one-step fillers that bring every moment's load up to the max-load:
+    a problem with zero slack everywhere at its max-load (tileable or not)."""
+    n = draw(st.integers(1, 5))
+    horizon = draw(st.integers(1, 5))
+    buffers = []
+    for k in range(n):
+        start = draw(st.integers(0, horizon - 1))
+        end = draw(st.integers(start + 1, horizon))
+        buffers.append(Buffer(f"b{k}", draw(st.integers(1, 6)), start, end,
+                              alignment=draw(st.sampled_from([1, 1, 2]))))
+    load = [sum(b.size for b in buffers if b.start <= t < b.end) for t in range(horizon)]
+    for t, live in enumerate(load):
+        if live < max(load):
+            buffers.append(Buffer(f"f{t}", max(load) - live, t, t + 1))
+    return Problem(tuple(buffers))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tight_problems())
+def test_on_tight_problems_the_search_is_complete_and_its_proofs_hold(problem):
+    # Zero slack everywhere: the search decides (never "unknown" with nodes to spare), a
+    # "yes" is a valid packing at the max-load, a "no" agrees with the exhaustive search.
+    blocks, out = _tile(problem, node_budget=100_000)
+    height = objective_lower_bound(blocks)  # bytes
+    optimum = brute_force(problem).objective
+    assert out.status in ("feasible", "infeasible"), out.detail
+    if out.status == "feasible":
+        assert _valid(problem, blocks, out, height)
+        assert optimum == height
+    else:
+        assert optimum > height
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tight_problems(), st.integers(0, 3))
+def test_with_slack_a_yes_is_valid_and_a_no_is_never_claimed(problem, extra):
+    # Above the max-load the slack is positive: the search may waste bytes (a heuristic), so
+    # "infeasible" is never claimed where a packing exists.
+    blocks = make_blocks(problem)
+    height = objective_lower_bound(blocks) // blocks.scale + extra + 1
+    blocks, out = _tile(problem, height, node_budget=20_000)
+    if out.status == "feasible":
+        assert _valid(problem, blocks, out, height * blocks.scale)
+    if out.status == "infeasible":
+        assert brute_force(problem).objective > height * blocks.scale
+
+
+def test_the_solver_proves_a_perfect_packing_optimal():
+    # solve: the bound is the max-load, the first probe is tight and goes to the tiling search.
+    problem = perfect_packing(300, seed=5)
+    blocks = make_blocks(problem)
+    assert is_tight(blocks, np.arange(len(blocks)), objective_lower_bound(blocks))
+    plan = solve(problem, time_limit=30)
+    assert plan.status == "optimal" and not check(problem, plan)
+    assert plan.heights["default"] == problem.meta["optimum"]
