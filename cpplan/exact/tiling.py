@@ -30,8 +30,11 @@ may stay unused:
 
 Where the slack is positive a valley may also be left partly empty ("waste": raised to its lower
 neighbour, the bytes charged to the slack), so on other problems the search is a heuristic (its
-"no" is no proof). Searches are heavy-tailed: the search restarts with the candidates' ties broken
-at random, node limits following Luby's sequence (Luby, Sinclair and Zuckerman, 1993).
+"no" is no proof). A dead end sends the search back to the latest decision that touched the
+moments of its causes (conflict-directed backjumping), not merely the latest one. Searches are
+heavy-tailed: the search restarts, node limits following Luby's sequence (Luby, Sinclair and
+Zuckerman, 1993), keeping most of the deepest search's choices (phase saving) and breaking the
+candidates' ties at random.
 
 The inferences are cpplan's own; the skyline is the classic structure of strip-packing
 heuristics, here with the time side of every rectangle fixed.
@@ -158,6 +161,27 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     if status == "infeasible":
         return Outcome("infeasible", detail=detail)
     return Outcome("unknown", detail=detail)
+
+
+def _latest_touching(stack: list[list], causes: list[tuple[int, int]]) -> int:
+    """The index of the latest frame whose option's span of moments meets one of ``causes``
+    (closed spans: a block that ends where a cause starts shapes it), or -1."""
+    if len(causes) > 8:  # merged, so that the scan stays short
+        causes.sort()
+        merged = [causes[0]]
+        for lo, hi in causes[1:]:
+            if lo <= merged[-1][1]:
+                if hi > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        causes[:] = merged
+    for j in range(len(stack) - 1, -1, -1):
+        s, e = stack[j][6]
+        for lo, hi in causes:
+            if s <= hi and lo <= e:
+                return j
+    return -1
 
 
 def _luby(i: int) -> int:
@@ -338,6 +362,7 @@ class _Tiling:
         heap: list = []  # (key, valley start), stale entries skipped
         undo: list[tuple] = []
         dirty: list[int] = []  # segments created since the last check
+        failed: list[tuple[int, int]] = [(0, T)]  # the span of the last dead end's causes
 
         def set_seg(a: int, b: int, y: int) -> None:
             undo.append((0, a, seg_end.get(a), seg_y.get(a)))
@@ -479,7 +504,15 @@ class _Tiling:
             return True
 
         def examine(s0: int) -> bool:
-            """The corners of segment s0 hold, and its valley key is up to date."""
+            """The corners of segment s0 hold, and its valley key is up to date. On a dead end,
+            ``failed`` holds the span of moments whose blocks made it (see :meth:`_search`)."""
+            if check(s0):
+                return True
+            y = seg_y[s0]
+            failed[0] = (reach_left(s0, y), reach_right(s0, y))
+            return False
+
+        def check(s0: int) -> bool:
             y, s1 = seg_y[s0], seg_end[s0]
             if y >= H:
                 set_key(s0, None)
@@ -567,15 +600,19 @@ class _Tiling:
 
         if not examine(0):
             return "exhausted"
+        # A frame: [undo mark, valley, options, next option, blocks placed before it, causes,
+        # the span of moments its current option touches]. Causes are spans of moments: every
+        # decision whose option touches one (ends included) may be why an option failed.
         stack: list[list] = []
         count = 0
         polls = POLL_EVERY
         while count < n:
             a = best_valley()
             if a is not None:
-                stack.append([len(undo), a, options(a), 0, count])
+                stack.append([len(undo), a, options(a), 0, count, [], (-1, -1)])
                 dirty.clear()
-            # (no valley left below H with blocks to place: a dead end, the last choice moves)
+            elif stack:  # no valley below H with blocks to place: the last choice moves on
+                stack[-1][5].append((0, T))
             while True:
                 self.nodes += 1
                 limit -= 1
@@ -589,29 +626,45 @@ class _Tiling:
                 if not stack:
                     return "exhausted"
                 frame = stack[-1]
-                mark, a, opts, k, count = frame
+                mark, a, opts, k, count, causes = frame[:6]
                 rollback(mark)
                 dirty.clear()
                 if k >= len(opts):
+                    # Every option failed: so does the valley as it was made (the decisions
+                    # touching it) with the causes of its options' failures. Back to the
+                    # latest decision among those (conflict-directed backjumping, Prosser
+                    # 1993): the ones after it touch none of the causes, and moving them
+                    # would change nothing here.
+                    causes.append((a, seg_end[a]))
                     stack.pop()
+                    j = _latest_touching(stack, causes)
+                    if j < 0:
+                        return "exhausted"
+                    del stack[j + 1:]
+                    stack[j][5].extend(causes)
                     continue
                 frame[3] = k + 1
                 b, y = seg_end[a], seg_y[a]
                 i, o = opts[k]
                 if i < 0:  # waste: the valley rises to its lower neighbour
+                    frame[6] = (a, b)
                     if slack.min(a, b) < o - y:
+                        causes.append((a, b))
                         continue
                     slack.add(a, b, y - o)
                     undo.append((4, a, b, o - y))
                     raise_to(a, b, o)
                 else:
                     s, e = st[i], en[i]
+                    frame[6] = (s, e)
                     if o > y:
                         if slack.min(s, e) < o - y:
+                            causes.append((s, e))
                             continue
                         slack.add(s, e, y - o)
                         undo.append((4, s, e, o - y))
                     if not fits(i, o):
+                        causes.append((s, e))
                         continue
                     placed[i] = True
                     undo.append((3, i))
@@ -635,5 +688,6 @@ class _Tiling:
                     raise_to(s, e, top)
                 if examine_dirty():
                     break
+                causes.append(failed[0])
         self.solution = off
         return "feasible"
