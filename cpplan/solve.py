@@ -65,7 +65,7 @@ LNS_ABOVE = 3000
 PEAK_SHARE = 0.8
 # The share of a tight component's time (cpplan.exact.tiling.TIGHT_FROM) that its first probe,
 # at the lower bound, may take.
-FIRST_PROBE_TIGHT = 0.9
+FIRST_PROBE_TIGHT = 0.75
 # What building and checking the final plan costs per buffer (about a second for 62185 buffers
 # on this kind of machine), kept out of the search so that the time limit holds.
 FINISH_SECONDS_PER_BUFFER = 15e-6

@@ -54,7 +54,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from ..sweep import OverlapIndex
+from ..sweep import OverlapIndex, canonical_nodes
 from .control import Control, Outcome
 
 __all__ = ["fit", "single_pool", "preorders", "HEURISTICS", "ALIGNED_HEURISTICS"]
@@ -470,18 +470,10 @@ class _TreeFloors:
         P = 1 << max(S - 1, 0).bit_length()  # leaves: the least power of two >= S
         self.P = P
         owner, nodes = [], []
-        for j, (a, b) in enumerate(zip((lo + P).tolist(), (hi + P).tolist(), strict=True)):
-            while a < b:
-                if a & 1:
-                    owner.append(j)
-                    nodes.append(a)
-                    a += 1
-                if b & 1:
-                    b -= 1
-                    owner.append(j)
-                    nodes.append(b)
-                a >>= 1
-                b >>= 1
+        for j, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
+            covering = canonical_nodes(P, a, b)
+            owner.extend([j] * len(covering))
+            nodes.extend(covering)
         owner_a = np.array(owner, np.int64)
         nodes_a = np.array(nodes, np.int64)
         by_block = np.argsort(owner_a, kind="stable")

@@ -38,18 +38,22 @@ RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
 DIVE_SHARE = 0.15  # the most of a probe's budget the lone dive may take
 DIVE_NODES_PER_BLOCK = 3
-TILE_SHARE = 0.75  # the most of a probe's budget the tiling search takes on tight blocks
+# Tight blocks: the tiling search's first share of a probe's budget, then the race's share of
+# what is left (the tiling search has the rest).
+TILE_SHARE = 0.4
+RACE_SHARE = 0.6
 
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
           budget: float, orders: tuple[str, ...] = RACE_ORDERS,
           first_slice: float = 0.25, dfs: bool = True, dive: bool = True,
-          within: Budget | None = None) -> Outcome:
+          within: Budget | None = None, tiling: bool = True) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
-    Tight blocks (one pool, the load at the height over
-    :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go first, alone, to the tiling
-    search (:mod:`.tiling`), for at most :data:`TILE_SHARE` of ``budget``.
+    With ``tiling``, tight blocks (one pool, the load at the height over
+    :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go to the tiling search
+    (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
+    :data:`RACE_SHARE` of what is left, then to the tiling search again.
 
     With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
@@ -61,15 +65,28 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     """
     mine = (within or control.budget).within(budget)
     pool = single_pool(blocks, ids)
-    if pool is not None and is_tight(blocks, ids, heights[pool]):
-        # No byte may stay unused at (nearly) any moment: perfect packings at their optimum,
-        # which the searches below do not rebuild and the tiling search does.
-        nodes = (int(TILE_SHARE * mine.remaining() * TILE_NODES_PER_SECOND)
-                 if control.deterministic else None)
-        out = tile(blocks, ids, heights[pool], control, budget=TILE_SHARE * mine.remaining(),
-                   node_budget=nodes, charge=mine)
+    if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
+        # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
+        # the tiling search, then the race on part of what is left (it rebuilds tight packings
+        # of a hundred aligned blocks, where the tiling search may not), then the tiling search
+        # again, going on from where it stopped.
+        memo: dict = {}
+
+        def tiling_search(share: float) -> Outcome:
+            nodes = (int(share * mine.remaining() * TILE_NODES_PER_SECOND)
+                     if control.deterministic else None)
+            return tile(blocks, ids, heights[pool], control, budget=share * mine.remaining(),
+                        node_budget=nodes, charge=mine, resume=memo)
+
+        out = tiling_search(TILE_SHARE)
         if out.status in ("feasible", "infeasible"):
             return out
+        out = probe(blocks, ids, heights, control, budget=RACE_SHARE * mine.remaining(),
+                    orders=orders, first_slice=first_slice, dfs=dfs, dive=dive, within=mine,
+                    tiling=False)
+        if out.status in ("feasible", "infeasible") or mine.remaining() <= 0:
+            return out
+        return tiling_search(1.0)
     dfs_pool = pool if dfs else None
     lock = threading.Lock()
     result: list[Outcome] = []

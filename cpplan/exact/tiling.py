@@ -99,7 +99,8 @@ def is_tight(blocks: Blocks, ids: np.ndarray, height: int) -> bool:
 
 def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budget: float,
          node_budget: int | None = None, cancel: threading.Event | None = None,
-         charge: Budget | None = None, stats: dict | None = None) -> Outcome:
+         charge: Budget | None = None, stats: dict | None = None,
+         resume: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit in their pool at most ``height`` high (scaled units)? Answered by
     the tiling search (module docstring).
 
@@ -110,7 +111,9 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     limit, in nodes), the stop flags or ``cancel`` ended it, or the input is declined (several
     candidate pools, blocks with several pieces, fixed offsets). The nodes searched are charged
     to ``charge`` (default: the control's budget) at :data:`TILE_NODES_PER_SECOND`.
-    ``stats`` (a dict) receives ``nodes`` and ``restarts``.
+    ``stats`` (a dict) receives ``nodes`` and ``restarts``. A call given the same ``resume``
+    dict as an earlier one on the same blocks and height goes on from where that one stopped
+    (its restarts and the deepest search's choices), instead of starting afresh.
     """
     ids = np.asarray(ids, np.int64)
     n = len(ids)
@@ -140,8 +143,14 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     moments, local = np.unique(np.concatenate([start, end]), return_inverse=True)
     align = np.fromiter((blocks.align_in(i, pool) for i in ids[live].tolist()), np.int64,
                         len(live))
-    search = _Tiling(size[live], align, local[:len(live)], local[len(live):],
-                     len(moments) - 1, H)
+    key = (H, ids.tobytes())
+    search = None if resume is None else resume.get(key)
+    if search is None:
+        search = _Tiling(size[live], align, local[:len(live)], local[len(live):],
+                         len(moments) - 1, H)
+        if resume is not None:
+            resume[key] = search
+    before = search.nodes
     deadline = (float("inf") if control.deterministic
                 else time.perf_counter() + min(budget, control.remaining()))
 
@@ -149,9 +158,10 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
         return control.stopped.is_set() or (cancel is not None and cancel.is_set())
 
     try:
-        status = search.run(control.seed, deadline, node_budget, stopped)
+        status = search.run(control.seed, deadline,
+                            None if node_budget is None else before + node_budget, stopped)
     finally:
-        (charge or control.budget).report(search.nodes / TILE_NODES_PER_SECOND)
+        (charge or control.budget).report((search.nodes - before) / TILE_NODES_PER_SECOND)
     if stats is not None:
         stats.update(nodes=search.nodes, restarts=search.restarts)
     detail = f"tiling, {search.nodes} nodes, {search.restarts} restarts"
@@ -320,8 +330,9 @@ class _Tiling:
 
     def run(self, seed: int, deadline: float, node_budget: int | None,
             stopped: Callable[[], bool]) -> str:
-        """Restarts until an answer, the deadline, the node budget or a stop: ``feasible``,
-        ``infeasible`` (exhausted at zero slack everywhere) or ``unknown``."""
+        """Restarts until an answer, the deadline, the node budget (a total over every call)
+        or a stop: ``feasible``, ``infeasible`` (exhausted at zero slack everywhere) or
+        ``unknown``."""
         if min(self.slack0) < 0:
             return "infeasible"  # the load alone is above H
         complete = max(self.slack0) == 0
