@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..blocks import Blocks, make_blocks
-from ..deadline import OutOfTime
+from ..deadline import OutOfTime, tick
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
@@ -118,6 +118,7 @@ def peak_first(blocks: Blocks, ranked: np.ndarray, weight: np.ndarray) -> np.nda
     out = np.empty(len(ranked), np.int64)
     head = 0  # every ranked block before head is taken
     for k in range(len(ranked)):
+        tick(0)  # (an order is work too: O(T) a step, a second on idealloc's S_1; no placement)
         # Weights are positive, so a moment has blocks left iff its remaining weight is.
         t = int(np.argmax(remaining))
         while taken[head]:
