@@ -4,6 +4,7 @@ the shape of an answer (:class:`Outcome`)."""
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,13 @@ class Control:
 
     def remaining(self) -> float:
         return self.budget.remaining()
+
+    def deadline(self, seconds: float) -> float:
+        """The wall-clock moment (``time.perf_counter``) at which a search given ``seconds``
+        stops: never in deterministic mode, where node budgets end searches instead."""
+        if self.deterministic:
+            return float("inf")
+        return time.perf_counter() + min(seconds, self.remaining())
 
     def stop(self) -> None:
         """Stop every running solver (they return their best solution so far)."""

@@ -125,10 +125,9 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
                      (times[en] - times[st]).astype(np.int64), H)
     if heuristics is None:
         heuristics = _preorders(align[live])
-    deadline = (float("inf") if control.deterministic
-                else time.perf_counter() + min(budget, control.remaining()))
     try:
-        status, why = search.run(control, cancel, deadline, node_budget, heuristics)
+        status, why = search.run(control, cancel, control.deadline(budget), node_budget,
+                                 heuristics)
     finally:
         (charge or control.budget).report(search.total_nodes / DFS_NODES_PER_SECOND)
     if stats is not None:
