@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
-from cpplan.exact.control import Control
+from cpplan.exact.control import Control, Outcome
 from cpplan.exact.tiling import is_tight, tight_share, tile
 from cpplan.perfect import perfect_packing
 from cpplan.solve import solve
@@ -100,3 +100,48 @@ def test_the_solver_proves_a_perfect_packing_optimal():
     plan = solve(problem, time_limit=30)
     assert plan.status == "optimal" and not check(problem, plan)
     assert plan.heights["default"] == problem.meta["optimum"]
+
+
+def test_a_twin_search_in_its_own_process_rebuilds_a_perfect_packing():
+    # The twin (a plain subprocess, its own random choices) answers with a packing that is a
+    # valid tiling; its process is gone once closed.
+    import time
+
+    from cpplan.exact.tiling import _Helper, _Tiling
+
+    problem = perfect_packing(300, seed=7)
+    blocks = make_blocks(problem)
+    width = problem.meta["optimum"] // blocks.scale
+    moments, local = np.unique(np.concatenate([blocks.start, blocks.end]), return_inverse=True)
+    n = len(blocks)
+    search = _Tiling(blocks.size.astype(np.int64), np.ones(n, np.int64), local[:n], local[n:],
+                     len(moments) - 1, width)
+    helper = _Helper(search, (0, 1), time.perf_counter() + 60)
+    waited = time.perf_counter() + 60
+    while not helper.answered() and time.perf_counter() < waited:
+        time.sleep(0.05)
+    status, solution = helper.close()
+    assert helper.proc.returncode is not None
+    assert status == "feasible"
+    out = Outcome("feasible", np.zeros(n, np.int64), np.asarray(solution, np.int64))
+    assert _valid(problem, blocks, out, problem.meta["optimum"])
+
+
+def test_a_twin_stops_when_closed_and_the_search_answers_with_one():
+    # Wall-clock mode with two workers: the search of 300 blocks or more runs with a twin; an
+    # unanswerable problem (a deadline far away) ends at once on a stop, the twin with it.
+    import threading
+    import time
+
+    problem = perfect_packing(2000, seed=4)
+    blocks = make_blocks(problem)
+    control = Control.of(60, workers=2)
+    threading.Timer(1.0, control.stop).start()
+    began = time.perf_counter()
+    out = tile(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale, control,
+               budget=60)
+    assert time.perf_counter() - began < 5
+    if out.status == "feasible":
+        assert _valid(problem, blocks, out, problem.meta["optimum"])
+    else:
+        assert out.status == "unknown"
