@@ -201,8 +201,8 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
 def _twin_main() -> None:
     """A twin search's process (``python -m cpplan.exact.tiling``): reads
     ``(problem, seed, seconds)`` pickled on stdin (``problem``: :class:`_Tiling`'s arguments),
-    searches with its own random choices until an answer, the time, or anything more on stdin
-    (a stop, or the parent gone), and writes ``(status, solution)`` pickled on stdout."""
+    searches with its own random choices until an answer, the time, or the end of stdin (the
+    parent gone), and writes ``(status, solution)`` pickled on stdout."""
     problem, seed, seconds = pickle.load(sys.stdin.buffer)
     stdin = sys.stdin.buffer
 
@@ -249,16 +249,10 @@ class _Helper:
 
     def close(self) -> tuple | None:
         """Stop the twin; its answer if it had one (``(status, solution)``)."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(BrokenPipeError, OSError):
-                self.proc.stdin.write(b"\0")
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
         answered = self.answered()
+        if self.proc.poll() is None:  # no answer to wait for: no need to end it gently
+            self.proc.kill()
+            self.proc.wait()
         for f in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 f.close()
