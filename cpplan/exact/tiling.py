@@ -169,8 +169,11 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     deadline = control.deadline(budget)
     helper = None
     if control.workers >= 2 and not control.deterministic and len(live) >= HELPER_FROM \
-            and os.name == "posix":
-        helper = _Helper(search, (control.seed, 1 + search.restarts), deadline)
+            and os.name == "posix" and sys.executable:
+        try:
+            helper = _Helper(search, (control.seed, 1 + search.restarts), deadline)
+        except OSError:  # no interpreter to start (an embedded Python): search alone
+            helper = None
 
     def stopped() -> bool:
         return control.stopped.is_set() or (cancel is not None and cancel.is_set()) or \
