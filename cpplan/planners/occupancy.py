@@ -198,7 +198,9 @@ class OccupancyTree:
         c0, c1, f0, f1 = b.span(s, e)
         cover, agg = self.cover, self.agg
         if f0 < f1:
-            # Canonical nodes, left ones left to right, right ones right to left.
+            # Canonical nodes, left ones left to right, right ones right to left: the walk of
+            # :func:`cpplan.sweep.canonical_nodes`, inlined as in :meth:`add` (calling it costs
+            # best-fit on Y_1 1-7 %, measured).
             lefts: list[int] = []
             rights: list[int] = []
             lo, hi = f0 + size, f1 + size

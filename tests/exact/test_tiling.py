@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,7 +12,7 @@ from hypothesis import strategies as st
 
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
 from cpplan.exact.control import Control, Outcome
-from cpplan.exact.tiling import is_tight, tight_share, tile
+from cpplan.exact.tiling import _Helper, _Tiling, is_tight, tight_share, tile
 from cpplan.perfect import perfect_packing
 from cpplan.solve import solve
 from tests.bruteforce import brute_force
@@ -105,10 +108,6 @@ def test_the_solver_proves_a_perfect_packing_optimal():
 def test_a_twin_search_in_its_own_process_rebuilds_a_perfect_packing():
     # The twin (a plain subprocess, its own random choices) answers with a packing that is a
     # valid tiling; its process is gone once closed.
-    import time
-
-    from cpplan.exact.tiling import _Helper, _Tiling
-
     problem = perfect_packing(300, seed=7)
     blocks = make_blocks(problem)
     width = problem.meta["optimum"] // blocks.scale
@@ -130,9 +129,6 @@ def test_a_twin_search_in_its_own_process_rebuilds_a_perfect_packing():
 def test_a_twin_stops_when_closed_and_the_search_answers_with_one():
     # Wall-clock mode with two workers: the search of 300 blocks or more runs with a twin; an
     # unanswerable problem (a deadline far away) ends at once on a stop, the twin with it.
-    import threading
-    import time
-
     problem = perfect_packing(2000, seed=4)
     blocks = make_blocks(problem)
     control = Control.of(60, workers=2)
