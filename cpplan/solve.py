@@ -45,7 +45,7 @@ from .deadline import Budget, OutOfTime, check_time_limit
 from .errors import CapacityError, CpplanError, PlanError
 from .exact.control import Control, Outcome
 from .exact.lazy import improve, minimise, peak_first, probe  # OR-Tools loads on first use
-from .exact.tiling import is_tight
+from .exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
 from .plan import Plan
 from .planners import registry
 from .planners.portfolio import REPLICAS_UP_TO
@@ -60,6 +60,10 @@ MAX_EXACT_BLOCKS = 6000
 # Blocks beyond which a component (one pool) is improved by peak-first packing and large
 # neighbourhood search (cpplan.exact.peak, cpplan.exact.lns) rather than probes and one model.
 LNS_ABOVE = 3000
+# Share of such a component's time that the tiling search takes first when it is tight
+# (cpplan.exact.tiling.TIGHT_FROM): perfect packings of 10000 buffers, packed at the max-load in
+# about 2 s (the blocks merged into rectangles, cpplan.exact.dissection), or not at all.
+LARGE_TILE_SHARE = 0.25
 # Share of such a component's time that peak-first packing may take before LNS (it ends at once
 # when it reaches the bound; on idealloc's sets LNS never improved on its plans).
 PEAK_SHARE = 0.8
@@ -376,6 +380,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
         share = control.budget.within(control.remaining() / (len(todo) - k))
         if len(c) > LNS_ABOVE:
             target = lower_h()
+            if is_tight(b, c, target) and _tiled(state, c, control, share, target):
+                continue
             if _large(state, c, control, share, target):
                 state.raise_lower((target + 1) * unit, f"a window of the component at "
                                   f"{target * b.scale} infeasible")
@@ -455,6 +461,20 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                  lower_h())
         if control.budget.elapsed() <= spent:  # (cannot happen; never spin)
             break
+
+
+def _tiled(state: _State, c: np.ndarray, control: Control, budget: Budget,
+           target: int) -> bool:
+    """Pack tight component ``c`` (one pool), too large for probes, at height ``target``
+    (scaled) with the tiling search (:mod:`cpplan.exact.tiling`), in at most
+    :data:`LARGE_TILE_SHARE` of ``budget``; True when it did."""
+    share = LARGE_TILE_SHARE * budget.remaining()
+    nodes = int(share * TILE_NODES_PER_SECOND) if control.deterministic else None
+    out = tile(state.blocks, c, target, control, budget=share, node_budget=nodes, charge=budget)
+    if out.status != "feasible":
+        return False
+    _merge(state, c, out, "tiling")
+    return True
 
 
 def _large(state: _State, c: np.ndarray, control: Control, budget: Budget, target: int) -> bool:

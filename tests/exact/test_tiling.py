@@ -35,12 +35,14 @@ def _valid(problem: Problem, blocks, out, height: int) -> bool:
 @pytest.mark.parametrize(("n", "seed", "aligned"), [(60, 0, False), (120, 1, False),
                                                     (300, 2, False), (1000, 3, False),
                                                     (60, 4, True), (120, 0, True)])
-def test_perfect_packings_are_rebuilt_at_their_optimum(n, seed, aligned):
+@pytest.mark.parametrize("merge", [False, True])
+def test_perfect_packings_are_rebuilt_at_their_optimum(n, seed, aligned, merge):
     # A strip cut into rectangles: every moment has the strip's width live, so the slack is
-    # zero everywhere and the search's inferences hold at every step.
+    # zero everywhere and the search's inferences hold at every step (without merging the
+    # blocks into rectangles first, the search of the blocks themselves does it all).
     problem = perfect_packing(n, seed=seed, aligned=aligned)
     width = problem.meta["optimum"]
-    blocks, out = _tile(problem, node_budget=600_000)
+    blocks, out = _tile(problem, node_budget=600_000, merge=merge)
     assert tight_share(blocks, np.arange(len(blocks)), width // blocks.scale) == 1.0
     assert out.status == "feasible", out.detail
     assert _valid(problem, blocks, out, width)
@@ -105,6 +107,17 @@ def test_the_solver_proves_a_perfect_packing_optimal():
     assert plan.heights["default"] == problem.meta["optimum"]
 
 
+def test_perfect_packings_of_10000_buffers_are_packed_merged_into_rectangles():
+    # The blocks merged into rectangles (cpplan.exact.dissection) are few, and their packing
+    # is one of the blocks at the max-load; the search of 10000 blocks alone gets nowhere.
+    problem = perfect_packing(10_000, seed=3)
+    stats: dict = {}
+    blocks, out = _tile(problem, node_budget=50_000, stats=stats)
+    assert out.status == "feasible" and "merged blocks" in out.detail, out.detail
+    assert stats["nodes"] < 1000
+    assert _valid(problem, blocks, out, problem.meta["optimum"])
+
+
 def test_a_twin_search_in_its_own_process_rebuilds_a_perfect_packing():
     # The twin (a plain subprocess, its own random choices) answers with a packing that is a
     # valid tiling; its process is gone once closed.
@@ -135,7 +148,7 @@ def test_a_twin_stops_when_closed_and_the_search_answers_with_one():
     threading.Timer(1.0, control.stop).start()
     began = time.perf_counter()
     out = tile(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale, control,
-               budget=60)
+               budget=60, merge=False)
     assert time.perf_counter() - began < 5
     if out.status == "feasible":
         assert _valid(problem, blocks, out, problem.meta["optimum"])

@@ -1,0 +1,109 @@
+"""Dissections: blocks that fill a rectangle together, merged into one block."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cpplan import Buffer, Problem, check, make_blocks
+from cpplan.exact.dissection import dissect
+from cpplan.perfect import perfect_packing
+
+
+def _dissect(problem: Problem):
+    blocks = make_blocks(problem)
+    align = np.array([blocks.align_in(i, 0) for i in range(len(blocks))], np.int64)
+    return blocks, dissect(blocks.size, blocks.start, blocks.end, align)
+
+
+def _plan(problem: Problem, blocks, offsets: np.ndarray):
+    return blocks.to_plan(np.zeros(len(blocks), np.int64), offsets, planner="dissection")
+
+
+@pytest.mark.parametrize(("n", "seed"), [(60, 0), (500, 1), (2000, 2), (10_000, 3)])
+def test_perfect_packings_merge_into_one_block_that_is_their_packing(n, seed):
+    # The strip's cuts, found bottom up: one block as wide as the strip and as long as the
+    # horizon, and the layout inside it a packing at the optimum. (10000, seed 3) has a size
+    # that two blocks meeting at a moment share by chance: they are not merged, because
+    # other blocks there add up to it as well.
+    problem = perfect_packing(n, seed=seed)
+    blocks, d = _dissect(problem)
+    assert len(d) == 1
+    assert d.size[0] * blocks.scale == problem.meta["optimum"]
+    assert (d.start[0], d.end[0]) == (blocks.start.min(), blocks.end.max())
+    plan = _plan(problem, blocks, d.offsets(np.zeros(1, np.int64)))
+    assert not check(problem, plan)
+    assert plan.heights["default"] == problem.meta["optimum"]
+    assert sum(d.merges.values()) >= n // 3
+
+
+@pytest.mark.parametrize("q_align", [1, 8])
+def test_five_blocks_around_a_centre_merge_as_a_pinwheel(q_align):
+    # P [0,6) and Q [0,2) start together, C [2,6) is the centre, S [2,9) and T [6,9) end
+    # together; Q = C + S and T = P + C in bytes. No two of them make a chain or a stack.
+    # Q aligned to 8 cannot sit 4 bytes up: the pinwheel is laid out upside down, Q at 0.
+    rows = [("P", 4, 0, 6, 0), ("Q", 5, 0, 2, 4), ("C", 2, 2, 6, 4), ("S", 3, 2, 9, 6),
+            ("T", 6, 6, 9, 0)]
+    top = 9
+    problem = Problem(tuple(Buffer(k, z, a, b, alignment=q_align if k == "Q" else 1)
+                            for k, z, a, b, _y in rows))
+    blocks, d = _dissect(problem)
+    assert len(d) == 1 and d.merges == {"pinwheel": 1}
+    assert d.size[0] == top and d.align[0] == q_align
+    offsets = d.offsets(np.zeros(1, np.int64)).tolist()
+    upright = [y for *_, y in rows]
+    mirrored = [top - y - z for (_k, z, _a, _b, y) in rows]
+    assert offsets == (upright if q_align == 1 else mirrored)
+    assert not check(problem, _plan(problem, blocks, np.asarray(offsets)))
+
+
+def test_a_merged_block_keeps_its_parts_aligned():
+    # Two blocks of one lifetime, one aligned to 8: stacked with the aligned one at the bottom
+    # (at 0 in the merged block), the merged block aligned to 8.
+    problem = Problem((Buffer("a", 3, 0, 4), Buffer("b", 8, 0, 4, alignment=8),
+                       Buffer("c", 11, 4, 6)))
+    blocks, d = _dissect(problem)
+    assert len(d) == 1 and d.align[0] == 8
+    offsets = d.offsets(np.zeros(1, np.int64))
+    assert offsets[1] == 0 and offsets[0] == 8
+    assert not check(problem, _plan(problem, blocks, offsets))
+
+
+@st.composite
+def problems(draw):
+    """Random buffers: sizes, lifetimes and alignments that make chains, stacks and pinwheels
+    now and then (few distinct values), and blocks that match by chance."""
+    n = draw(st.integers(1, 14))
+    horizon = draw(st.integers(1, 6))
+    buffers = []
+    for k in range(n):
+        start = draw(st.integers(0, horizon - 1))
+        end = draw(st.integers(start + 1, horizon))
+        buffers.append(Buffer(f"b{k}", draw(st.integers(1, 6)), start, end,
+                              alignment=draw(st.sampled_from([1, 1, 2, 4]))))
+    return Problem(tuple(buffers))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(problems())
+def test_any_packing_of_the_merged_blocks_is_a_packing_of_the_blocks(problem):
+    # The merged blocks one above another (each at a multiple of its alignment: nothing shares
+    # a byte): the blocks inside them must neither overlap nor break their alignment.
+    blocks, d = _dissect(problem)
+    assert len(d) <= len(blocks)
+    assert d.root.min() >= 0 and np.bincount(d.root, minlength=len(d)).min() >= 1
+    merged, y = [], 0
+    for size, align in zip(d.size.tolist(), d.align.tolist(), strict=True):
+        y = -(-y // align) * align
+        merged.append(y)
+        y += size
+    offsets = d.offsets(np.asarray(merged, np.int64))
+    assert not check(problem, _plan(problem, blocks, offsets))
+    # Each merged block is full: its parts' bytes fill it, moment by moment.
+    for r in range(len(d)):
+        parts = np.flatnonzero(d.root == r)
+        for t in range(int(d.start[r]), int(d.end[r])):
+            alive = parts[(blocks.start[parts] <= t) & (t < blocks.end[parts])]
+            assert int(blocks.size[alive].sum()) == int(d.size[r])
