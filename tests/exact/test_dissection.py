@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from cpplan import Buffer, Problem, check, make_blocks
 from cpplan.exact.dissection import dissect
 from cpplan.perfect import perfect_packing
+from tests.strategies import problems
 
 
 def _dissect(problem: Problem):
@@ -71,26 +71,14 @@ def test_a_merged_block_keeps_its_parts_aligned():
     assert not check(problem, _plan(problem, blocks, offsets))
 
 
-@st.composite
-def problems(draw):
-    """Random buffers: sizes, lifetimes and alignments that make chains, stacks and pinwheels
-    now and then (few distinct values), and blocks that match by chance."""
-    n = draw(st.integers(1, 14))
-    horizon = draw(st.integers(1, 6))
-    buffers = []
-    for k in range(n):
-        start = draw(st.integers(0, horizon - 1))
-        end = draw(st.integers(start + 1, horizon))
-        buffers.append(Buffer(f"b{k}", draw(st.integers(1, 6)), start, end,
-                              alignment=draw(st.sampled_from([1, 1, 2, 4]))))
-    return Problem(tuple(buffers))
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(problems())
+@given(problems(min_buffers=1, max_buffers=14, max_pools=1, aliases=False, fixed=False, capacities=False,
+                hints=False, max_size=6, max_time=5))
 def test_any_packing_of_the_merged_blocks_is_a_packing_of_the_blocks(problem):
-    # The merged blocks one above another (each at a multiple of its alignment: nothing shares
-    # a byte): the blocks inside them must neither overlap nor break their alignment.
+    # Random buffers with few distinct sizes and moments (chains, stacks and pinwheels now and
+    # then, and blocks that match by chance). The merged blocks one above another (each at a
+    # multiple of its alignment: nothing shares a byte): the blocks inside them must neither
+    # overlap nor break their alignment.
     blocks, d = _dissect(problem)
     assert len(d) <= len(blocks)
     assert d.root.min() >= 0 and np.bincount(d.root, minlength=len(d)).min() >= 1
