@@ -56,6 +56,11 @@ SUBSETS_UP_TO = 8
 # the module docstring); the limit doubles whenever nothing below it is left to merge.
 WALL_FIRST = 4
 SUMS_UP_TO = 24
+BITS_UP_TO = 1 << 22  # bytes at a moment up to which its subset sums are a bit set
+DIFFERENCES_UP_TO = 1 << 14  # beyond, a size is assumed to have an alternative
+# Blocks looked at (per block) after which merging stops where it is (still sound): perfect
+# packings take 3 to 4; idealloc's Y_1 (62185 buffers, not tight) would take 40, 5 s.
+WORK_PER_BLOCK = 10
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,10 @@ class _Merger:
             self.ends_at[self.B[i]].add(i)
             self.starts_at[self.A[i]].add(i)
         self.merges: dict[str, int] = defaultdict(int)
+        # Candidates by moment, until a merge changes the blocks ending or starting there.
+        self.ending_cache: dict[int, list] = {}
+        self.work = 0  # blocks looked at, to bound the time merging takes
+        self.starting_cache: dict[int, list] = {}
         self.dirty: set[int] = set()
         self.relaxed = False
         self.ambiguous: list[tuple[int, int]] = []
@@ -117,6 +126,10 @@ class _Merger:
             self.ends_at[self.B[p]].discard(p)
             self.starts_at[self.A[p]].discard(p)
             self.dirty.update((self.A[p], self.B[p]))
+            self.ending_cache.pop(self.B[p], None)
+            self.starting_cache.pop(self.A[p], None)
+        self.ending_cache.pop(b, None)
+        self.starting_cache.pop(a, None)
         k = len(self.S)
         self.S.append(size)
         self.A.append(a)
@@ -158,6 +171,7 @@ class _Merger:
         """``(bytes, other end, members)`` for each way to stack live ``nodes`` that share
         both ends (``other``: their other end), one per multiset of (size, alignment):
         interchangeable blocks make one candidate, not several."""
+        self.work += len(nodes)
         groups: dict[int, list[int]] = defaultdict(list)
         for i in nodes:
             groups[other[i]].append(i)
@@ -179,10 +193,14 @@ class _Merger:
         return out
 
     def _ending(self, t: int) -> list[tuple[int, int, tuple]]:
-        return self._candidates(self.ends_at.get(t, set()), self.A)
+        if t not in self.ending_cache:
+            self.ending_cache[t] = self._candidates(self.ends_at.get(t, set()), self.A)
+        return self.ending_cache[t]
 
     def _starting(self, t: int) -> list[tuple[int, int, tuple]]:
-        return self._candidates(self.starts_at.get(t, set()), self.B)
+        if t not in self.starting_cache:
+            self.starting_cache[t] = self._candidates(self.starts_at.get(t, set()), self.B)
+        return self.starting_cache[t]
 
     # -- patterns -----------------------------------------------------------------------------
 
@@ -226,8 +244,18 @@ class _Merger:
                     bits |= bits << self.S[i]
             return bits
 
-        e, s = sums(ending), sums(starting)
-        return bool((e << z) & s or (s << z) & e)
+        if sum(self.S[i] for i in ending) + sum(self.S[i] for i in starting) <= BITS_UP_TO:
+            e, s = sums(ending), sums(starting)
+            return bool((e << z) & s or (s << z) & e)
+        # Large sizes: the differences s - e as a set, while it stays small.
+        diffs = {0}
+        for sign, nodes in ((-1, ending), (1, starting)):
+            for i in nodes:
+                if (self.S[i], self.A[i], self.B[i], self.AL[i]) not in twins:
+                    diffs |= {d + sign * self.S[i] for d in diffs}
+                    if len(diffs) > DIFFERENCES_UP_TO:
+                        return True
+        return z in diffs or -z in diffs
 
     def _pinwheel(self, x1: int) -> bool:
         """Merge one pinwheel whose centre starts at ``x1`` (module docstring)."""
@@ -287,7 +315,8 @@ class _Merger:
         queued = set(heap)
         deferred: set[int] = set()
         wall = WALL_FIRST
-        while True:
+        most = WORK_PER_BLOCK * self.n
+        while self.work <= most:
             if not heap:
                 if deferred:
                     wall *= 2

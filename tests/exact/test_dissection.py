@@ -72,8 +72,8 @@ def test_a_merged_block_keeps_its_parts_aligned():
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(problems(min_buffers=1, max_buffers=14, max_pools=1, aliases=False, fixed=False, capacities=False,
-                hints=False, max_size=6, max_time=5))
+@given(problems(min_buffers=1, max_buffers=14, max_pools=1, aliases=False, fixed=False,
+                capacities=False, hints=False, max_size=6, max_time=5))
 def test_any_packing_of_the_merged_blocks_is_a_packing_of_the_blocks(problem):
     # Random buffers with few distinct sizes and moments (chains, stacks and pinwheels now and
     # then, and blocks that match by chance). The merged blocks one above another (each at a
