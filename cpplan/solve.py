@@ -357,6 +357,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                 break
             if len(c) > LNS_ABOVE:
                 share = control.budget.within(control.remaining() / (len(todo) - k))
+                if is_tight(b, c, target_of()) and _tiled(state, c, control, share, target_of()):
+                    continue
                 if _large(state, c, control, share, target_of()):
                     state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
                                        f"{target_of() * b.scale} (a window of them does not, "
