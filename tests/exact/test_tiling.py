@@ -107,6 +107,18 @@ def test_the_solver_proves_a_perfect_packing_optimal():
     assert plan.heights["default"] == problem.meta["optimum"]
 
 
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_the_solver_packs_a_component_too_large_for_probes_at_its_optimum(deterministic):
+    # One component of 3500 blocks (above solve.LNS_ABOVE): tight, so the tiling search packs
+    # it (the blocks merged into rectangles) before peak-first packing and LNS get their turn.
+    problem = perfect_packing(3500, seed=0)
+    assert len(make_blocks(problem).components()) == 1
+    plan = solve(problem, time_limit=30, deterministic=deterministic)
+    assert plan.status == "optimal" and plan.planner == "cpplan.solve:tiling"
+    assert not check(problem, plan)
+    assert plan.heights["default"] == problem.meta["optimum"]
+
+
 def test_perfect_packings_of_10000_buffers_are_packed_merged_into_rectangles():
     # The blocks merged into rectangles (cpplan.exact.dissection) are few, and their packing
     # is one of the blocks at the max-load; the search of 10000 blocks alone gets nowhere.
