@@ -154,6 +154,9 @@ class Plan:
         if self.status == "infeasible":
             why = "" if self.conflict is None else f"; {self.conflict}"
             return f"infeasible: {self.explanation}{why}"
+        if not self.placements and self.status == "unknown":  # no plan, and no proof
+            return (f"unknown: {self.explanation or 'no plan found'}, {self.seconds:.2f}s "
+                    f"[{self.planner}]")
         lb = "?" if self.lower_bound is None else str(self.lower_bound)
         gap = "?" if self.gap is None else f"{100 * self.gap:.3f}%"
         what = "height" if len(self.heights) == 1 else "objective"

@@ -50,6 +50,14 @@ def test_infeasible_plan():
     assert "needs 96 bytes" in plan.summary()
 
 
+def test_a_plan_without_placements_or_proof_says_so():
+    # What solve returns when it found no plan within the capacities and proved nothing.
+    plan = Plan.infeasible(TWO, "no plan within the capacity found in the time limit",
+                           planner="cpplan.solve").with_record(status="unknown")
+    assert plan.summary().startswith("unknown: no plan within the capacity found")
+    assert "height" not in plan.summary() and "lower bound" not in plan.summary()
+
+
 def test_unknown_status():
     with pytest.raises(ValueError, match="status"):
         Plan.build(TWO, {"a": ("default", 0), "b": ("default", 64)}, status="great")
