@@ -39,6 +39,7 @@ dissection that is not a guillotine cut.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -52,6 +53,14 @@ __all__ = ["Dissection", "dissect"]
 # A group of blocks sharing a lifetime offers every subset of its members as a stack up to this
 # many members; larger groups offer single members and the whole group.
 SUBSETS_UP_TO = 8
+# Layout variants (classes of offsets) a merged block keeps at most, and combinations of its
+# parts' variants tried: with mixed alignments the order of stacked blocks, or a pinwheel's
+# mirror image, decides which offsets keep every part aligned.
+# (Aligned perfect packings of 2000 buffers: with 4, 16 and 64 variants, a class the cutting
+# used is dropped and the merged blocks do not fit; 64 keeps them: 3 of 3 fit at once.)
+VARIANTS = 64
+COMBINATIONS = 1024
+ORDER_STEPS = 4096  # steps of the search for orders of stacked blocks that keep them aligned
 # Moments whose blocks ending times blocks starting are at most this are matched first (see
 # the module docstring); the limit doubles whenever nothing below it is left to merge.
 WALL_FIRST = 4
@@ -65,14 +74,20 @@ WORK_PER_BLOCK = 10
 
 @dataclass(frozen=True)
 class Dissection:
-    """Merged blocks (``size``, ``start``, ``end``, ``align``: one entry per merged block) and
-    where each original block lies in its merged block: ``root[i]``, at ``dy[i]`` bytes above
-    the merged block's offset. ``merges`` counts the patterns merged, by kind."""
+    """Merged blocks (``size``, ``start``, ``end``: one entry per merged block) and where each
+    original block lies in its merged block.
+
+    A merged block may sit at offsets of several *classes* (``classes[r]``: ``(modulus,
+    residue)`` pairs, one per layout of its parts that keeps every part aligned); an original
+    block's only class is ``(alignment, 0)``. ``align[r]`` is the largest modulus. Block ``i``
+    lies in merged block ``root[i]``, ``dy[i, v]`` bytes above its offset when that offset is
+    in class ``v``. ``merges`` counts the patterns merged, by kind."""
 
     size: np.ndarray
     start: np.ndarray
     end: np.ndarray
     align: np.ndarray
+    classes: tuple[tuple[tuple[int, int], ...], ...]
     root: np.ndarray
     dy: np.ndarray
     merges: dict
@@ -81,9 +96,15 @@ class Dissection:
         return len(self.size)
 
     def offsets(self, merged: np.ndarray) -> np.ndarray:
-        """The original blocks' offsets, given the merged blocks' (each a multiple of its
-        ``align``): overlap-free and aligned whenever the merged blocks' packing is."""
-        return np.asarray(merged, np.int64)[self.root] + self.dy
+        """The original blocks' offsets, given the merged blocks' (each in one of its classes):
+        overlap-free and aligned whenever the merged blocks' packing is."""
+        merged = np.asarray(merged, np.int64)
+        variant = np.zeros(len(self.size), np.int64)
+        for r, (y, classes) in enumerate(zip(merged.tolist(), self.classes, strict=True)):
+            variant[r] = next((v for v, (m, res) in enumerate(classes) if y % m == res), -1)
+            if variant[r] < 0:
+                raise ValueError(f"merged block {r} at {y}: in none of its classes {classes}")
+        return merged[self.root] + self.dy[np.arange(len(self.root)), variant[self.root]]
 
 
 def dissect(size: np.ndarray, start: np.ndarray, end: np.ndarray,
@@ -93,9 +114,25 @@ def dissect(size: np.ndarray, start: np.ndarray, end: np.ndarray,
     return _Merger(size, start, end, align).run()
 
 
+def _crt(classes: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The class ``(modulus, residue)`` of the numbers in every one of ``classes``, or None
+    when there are none (the Chinese remainder theorem, moduli not necessarily coprime)."""
+    m, r = 1, 0
+    for m2, r2 in classes:
+        g = math.gcd(m, m2)
+        if (r2 - r) % g:
+            return None
+        lcm = m // g * m2
+        if m2 // g > 1:
+            r += m * ((r2 - r) // g * pow(m // g, -1, m2 // g) % (m2 // g))
+        m, r = lcm, r % lcm
+    return m, r
+
+
 class _Merger:
-    """Blocks as they merge: per node, its size, lifetime, alignment and parts (``None`` for an
-    original block, else ``(part, dy)`` pairs); the live nodes by start and by end."""
+    """Blocks as they merge: per node, its size, lifetime and layout variants (``(modulus,
+    residue, parts)``, ``parts`` ``None`` for an original block, else ``(part, dy, part's
+    variant)`` triples); the live nodes by start and by end."""
 
     def __init__(self, size: np.ndarray, start: np.ndarray, end: np.ndarray,
                  align: np.ndarray) -> None:
@@ -103,8 +140,7 @@ class _Merger:
         self.S = [int(v) for v in size]
         self.A = [int(v) for v in start]
         self.B = [int(v) for v in end]
-        self.AL = [max(1, int(v)) for v in align]
-        self.parts: list[list[tuple[int, int]] | None] = [None] * self.n
+        self.V: list[list[tuple]] = [[(max(1, int(v)), 0, None)] for v in align]
         self.ends_at: dict[int, set[int]] = defaultdict(set)
         self.starts_at: dict[int, set[int]] = defaultdict(set)
         for i in range(self.n):
@@ -113,16 +149,18 @@ class _Merger:
         self.merges: dict[str, int] = defaultdict(int)
         # Candidates by moment, until a merge changes the blocks ending or starting there.
         self.ending_cache: dict[int, list] = {}
-        self.work = 0  # blocks looked at, to bound the time merging takes
         self.starting_cache: dict[int, list] = {}
+        self.stacks: dict[tuple[int, ...], list[tuple]] = {}  # members -> layout variants
+        self.work = 0  # blocks looked at, to bound the time merging takes
         self.dirty: set[int] = set()
         self.relaxed = False
         self.ambiguous: list[tuple[int, int]] = []
+        self.refused: set[tuple[int, int]] = set()
 
     # -- nodes --------------------------------------------------------------------------------
 
-    def _add(self, size: int, a: int, b: int, parts: list[tuple[int, int]]) -> int:
-        for p, _dy in parts:
+    def _add(self, size: int, a: int, b: int, parts: list[int], variants: list[tuple]) -> int:
+        for p in parts:
             self.ends_at[self.B[p]].discard(p)
             self.starts_at[self.A[p]].discard(p)
             self.dirty.update((self.A[p], self.B[p]))
@@ -134,24 +172,78 @@ class _Merger:
         self.S.append(size)
         self.A.append(a)
         self.B.append(b)
-        self.AL.append(math.lcm(*(self.AL[p] for p, _dy in parts)))
-        self.parts.append(parts)
+        self.V.append(variants)
         self.ends_at[b].add(k)
         self.starts_at[a].add(k)
         self.dirty.update((a, b))
         return k
 
-    def _stacked(self, members: tuple[int, ...]) -> list[tuple[int, int]] | None:
-        """The layout of ``members`` (one lifetime) stacked, most aligned at the bottom, or
-        None when some member's offset in it would break its alignment."""
-        order = sorted(members, key=lambda i: (-self.AL[i], i))
-        layout, y = [], 0
-        for i in order:
-            if y % self.AL[i]:
-                return None
-            layout.append((i, y))
-            y += self.S[i]
-        return layout
+    def _classes(self, i: int) -> tuple[tuple[int, int], ...]:
+        return tuple((m, r) for m, r, _parts in self.V[i])
+
+    def _layouts(self, parts: list[tuple[list[tuple], int]]) -> list[tuple]:
+        """Variants ``(modulus, residue, [(part index, dy, part's variant)])`` of a layout
+        whose parts (``(their variants, dy)``) keep their classes: one per class of offsets
+        that allows it, at most :data:`VARIANTS`."""
+        if all(len(v) == 1 and v[0][0] == 1 for v, _dy in parts):  # (no alignments)
+            return [(1, 0, [(k, dy, 0) for k, (_v, dy) in enumerate(parts)])]
+        out: dict[tuple[int, int], list] = {}
+        for n, pick in enumerate(itertools.product(*(range(len(v)) for v, _dy in parts))):
+            if n >= COMBINATIONS or len(out) >= VARIANTS:
+                break
+            cls = _crt([(v[j][0], (v[j][1] - dy) % v[j][0])
+                        for (v, dy), j in zip(parts, pick, strict=True)])
+            if cls is not None and cls not in out:
+                out[cls] = [(k, dy, j) for k, ((_v, dy), j) in enumerate(zip(parts, pick,
+                                                                            strict=True))]
+        return [(m, r, layout) for (m, r), layout in out.items()]
+
+    def _stacked(self, members: tuple[int, ...]) -> list[tuple]:
+        """The layout variants of ``members`` (one lifetime) stacked, ``parts`` indexing
+        ``members``; empty when no order keeps them aligned. Orders are searched bottom up,
+        each member in each of its classes where the offsets so far allow it (interchangeable
+        members tried once), for at most :data:`ORDER_STEPS` steps."""
+        if members in self.stacks:
+            return self.stacks[members]
+        ms = {m for i in members for m, _r, _p in self.V[i]}
+        if len(ms) == 1 and all(len(self.V[i]) == 1 and self.V[i][0][1] == 0
+                                and self.S[i] % next(iter(ms)) == 0 for i in members):
+            # One alignment dividing every size: every order alike.
+            m = next(iter(ms))
+            y, layout = 0, []
+            for k, i in enumerate(members):
+                layout.append((k, y, 0))
+                y += self.S[i]
+            self.stacks[members] = [(m, 0, layout)]
+            return self.stacks[members]
+        out: dict[tuple[int, int], list] = {}
+        steps = [ORDER_STEPS]
+
+        def extend(layout: list, used: set[int], y: int, cls: tuple[int, int]) -> None:
+            if len(layout) == len(members):
+                out.setdefault(cls, list(layout))
+                return
+            tried = set()
+            for k, i in enumerate(members):
+                key = (self.S[i], self._classes(i))
+                if k in used or key in tried:
+                    continue
+                tried.add(key)
+                for j, (m, r, _parts) in enumerate(self.V[i]):
+                    if len(out) >= VARIANTS or steps[0] <= 0:
+                        return
+                    steps[0] -= 1
+                    both = _crt([cls, (m, (r - y) % m)])
+                    if both is not None:
+                        layout.append((k, y, j))
+                        used.add(k)
+                        extend(layout, used, y + self.S[i], both)
+                        used.discard(k)
+                        layout.pop()
+
+        extend([], set(), 0, (1, 0))
+        self.stacks[members] = [(m, r, layout) for (m, r), layout in out.items()]
+        return self.stacks[members]
 
     def _node(self, members: tuple[int, ...]) -> int:
         """One node for a candidate: its block, or its members stacked."""
@@ -159,17 +251,38 @@ class _Merger:
             return members[0]
         self.merges["stack"] += 1
         i = members[0]
-        return self._add(sum(self.S[m] for m in members), self.A[i], self.B[i],
-                         self._stacked(members))
+        variants = [(m, r, [(members[k], dy, j) for k, dy, j in layout])
+                    for m, r, layout in self._stacked(members)]
+        return self._add(sum(self.S[m] for m in members), self.A[i], self.B[i], list(members),
+                         variants)
 
-    def _fits(self, layout: list[tuple[int, int]]) -> bool:
-        return all(dy % self.AL[p] == 0 for p, dy in layout)
+    def _candidate_variants(self, members: tuple[int, ...]) -> list[tuple]:
+        return self.V[members[0]] if len(members) == 1 else self._stacked(members)
+
+    def _merge(self, kind: str, size: int, a: int, b: int, cands: list[tuple],
+               dys: list[list[int]]) -> bool:
+        """Merge candidates ``cands`` (their members) laid out at ``dys`` (one list per
+        mirror image tried), when some variant keeps every part aligned."""
+        variants: dict[tuple[int, int], list] = {}
+        for layout_dys in dys:
+            parts = [(self._candidate_variants(c), dy)
+                     for c, dy in zip(cands, layout_dys, strict=True)]
+            for m, r, layout in self._layouts(parts):
+                if (m, r) not in variants and len(variants) < VARIANTS:
+                    variants[(m, r)] = layout
+        if not variants:
+            return False
+        nodes = [self._node(c) for c in cands]
+        self.merges[kind] += 1
+        self._add(size, a, b, nodes, [(m, r, [(nodes[k], dy, j) for k, dy, j in layout])
+                                      for (m, r), layout in variants.items()])
+        return True
 
     # -- candidates ---------------------------------------------------------------------------
 
     def _candidates(self, nodes: set[int], other: list[int]) -> list[tuple[int, int, tuple]]:
         """``(bytes, other end, members)`` for each way to stack live ``nodes`` that share
-        both ends (``other``: their other end), one per multiset of (size, alignment):
+        both ends (``other``: their other end), one per multiset of (size, classes):
         interchangeable blocks make one candidate, not several."""
         self.work += len(nodes)
         groups: dict[int, list[int]] = defaultdict(list)
@@ -177,7 +290,7 @@ class _Merger:
             groups[other[i]].append(i)
         out = []
         for o, group in groups.items():
-            group.sort(key=lambda i: (self.S[i], self.AL[i], i))
+            group.sort(key=lambda i: (self.S[i], self._classes(i), i))
             if len(group) > SUBSETS_UP_TO:
                 subsets = [(i,) for i in group] + [tuple(group)]
             else:
@@ -185,8 +298,8 @@ class _Merger:
                            for sub in itertools.combinations(group, r)]
             seen = set()
             for sub in subsets:
-                key = tuple((self.S[i], self.AL[i]) for i in sub)
-                if key in seen or (len(sub) > 1 and self._stacked(sub) is None):
+                key = tuple((self.S[i], self._classes(i)) for i in sub)
+                if key in seen or (len(sub) > 1 and not self._stacked(sub)):
                     continue
                 seen.add(key)
                 out.append((sum(self.S[i] for i in sub), o, sub))
@@ -218,43 +331,38 @@ class _Merger:
                 (_, a, lm), = left[z]
                 (_, b, rm), = right[z]
                 if not self.relaxed and self._alternative(t, lm + rm, z):
-                    self.ambiguous.append((z, t))
+                    if (z, t) not in self.refused:
+                        self.ambiguous.append((z, t))
                     continue
-                self.merges["chain"] += 1
-                self._add(z, a, b, [(self._node(lm), 0), (self._node(rm), 0)])
-                return True
+                if self._merge("chain", z, a, b, [lm, rm], [[0, 0]]):
+                    return True
         return False
 
     def _alternative(self, t: int, members: tuple[int, ...], z: int) -> bool:
         """Whether a chain of ``z`` bytes at moment ``t`` (``members``: both sides) has an
         alternative: the other blocks ending and starting at ``t`` (but the members' twins:
-        same size, lifetime and alignment) could free and fill holes so that the left side's
+        same size, lifetime and classes) could free and fill holes so that the left side's
         bytes are filled, or the right side's freed, by others: ``z + e = s`` or ``z + s = e``
         for subset sums ``e`` of the others ending and ``s`` of those starting (sums as bit
         sets). Past :data:`SUMS_UP_TO` blocks at ``t``, assumed so."""
         ending, starting = self.ends_at.get(t, ()), self.starts_at.get(t, ())
         if len(ending) + len(starting) > SUMS_UP_TO:
             return True
-        twins = {(self.S[i], self.A[i], self.B[i], self.AL[i]) for i in members}
-
-        def sums(nodes) -> int:
-            bits = 1
-            for i in nodes:
-                if (self.S[i], self.A[i], self.B[i], self.AL[i]) not in twins:
-                    bits |= bits << self.S[i]
-            return bits
-
-        if sum(self.S[i] for i in ending) + sum(self.S[i] for i in starting) <= BITS_UP_TO:
-            e, s = sums(ending), sums(starting)
+        twins = {(self.S[i], self.A[i], self.B[i], self._classes(i)) for i in members}
+        others = [[self.S[i] for i in nodes
+                   if (self.S[i], self.A[i], self.B[i], self._classes(i)) not in twins]
+                  for nodes in (ending, starting)]
+        if sum(map(sum, others)) <= BITS_UP_TO:
+            e, s = (functools.reduce(lambda bits, z: bits | bits << z, sizes, 1)
+                    for sizes in others)
             return bool((e << z) & s or (s << z) & e)
         # Large sizes: the differences s - e as a set, while it stays small.
         diffs = {0}
-        for sign, nodes in ((-1, ending), (1, starting)):
-            for i in nodes:
-                if (self.S[i], self.A[i], self.B[i], self.AL[i]) not in twins:
-                    diffs |= {d + sign * self.S[i] for d in diffs}
-                    if len(diffs) > DIFFERENCES_UP_TO:
-                        return True
+        for sign, sizes in zip((-1, 1), others, strict=True):
+            for size in sizes:
+                diffs |= {d + sign * size for d in diffs}
+                if len(diffs) > DIFFERENCES_UP_TO:
+                    return True
         return z in diffs or -z in diffs
 
     def _pinwheel(self, x1: int) -> bool:
@@ -295,17 +403,9 @@ class _Merger:
         # P at the bottom, Q on it; C on P, S on C; T at the bottom after P; or upside down.
         up = [0, a, a, a + e, 0]
         sizes = [a, d, e, s[0], t[0]]
-        for dys in (up, [height - y - z for y, z in zip(up, sizes, strict=True)]):
-            aligns = [self._align_of(m[2]) for m in (p, q, c, s, t)]
-            if all(dy % al == 0 for dy, al in zip(dys, aligns, strict=True)):
-                nodes = [self._node(m[2]) for m in (p, q, c, s, t)]
-                self.merges["pinwheel"] += 1
-                self._add(height, p[1], t[1], list(zip(nodes, dys, strict=True)))
-                return True
-        return False
-
-    def _align_of(self, members: tuple[int, ...]) -> int:
-        return math.lcm(*(self.AL[i] for i in members))
+        down = [height - y - z for y, z in zip(up, sizes, strict=True)]
+        return self._merge("pinwheel", height, p[1], t[1], [m[2] for m in (p, q, c, s, t)],
+                           [up, down])
 
     # -- driver -------------------------------------------------------------------------------
 
@@ -323,12 +423,14 @@ class _Merger:
                     heap, deferred = sorted(deferred), set()
                 elif self.ambiguous:
                     # Stuck: one chain whose size other blocks there add up to as well, the
-                    # largest (the least likely by chance), then unique ones again.
+                    # largest (the least likely by chance), then unique ones again. (One that
+                    # cannot be merged, its parts' alignments at odds, is not tried again.)
                     z, t = max(self.ambiguous)
                     heap = sorted({m for _z, m in self.ambiguous})
                     self.ambiguous.clear()
                     self.relaxed, self.dirty = True, set()
-                    self._chain(t)
+                    if not self._chain(t):
+                        self.refused.add((z, t))
                     self.relaxed = False
                     heap = sorted(set(heap) | self._touched())
                 else:
@@ -363,24 +465,29 @@ class _Merger:
             return
         t0, t1 = min(self.A[i] for i in live), max(self.B[i] for i in live)
         full = tuple(sorted(i for i in live if self.A[i] == t0 and self.B[i] == t1))
-        if len(full) > 1 and self._stacked(full) is not None:
+        if len(full) > 1 and self._stacked(full):
             self._node(full)
 
     def _flatten(self) -> Dissection:
         roots = sorted(i for t in self.starts_at for i in self.starts_at[t])
         root = np.full(self.n, -1, np.int64)
-        dy = np.zeros(self.n, np.int64)
+        dy = np.zeros((self.n, VARIANTS), np.int64)
         for r, k in enumerate(roots):
-            todo = [(k, 0)]
-            while todo:
-                node, y = todo.pop()
-                parts = self.parts[node]
-                if parts is None:
-                    root[node], dy[node] = r, y
-                else:
-                    todo.extend((p, y + d) for p, d in parts)
+            for v in range(len(self.V[k])):
+                todo = [(k, 0, v)]
+                while todo:
+                    node, y, j = todo.pop()
+                    parts = self.V[node][j][2]
+                    if parts is None:
+                        root[node], dy[node, v] = r, y
+                    else:
+                        todo.extend((p, y + d, pj) for p, d, pj in parts)
+        classes = tuple(self._classes(k) for k in roots)
         pick = np.asarray(roots, np.int64)
-        arr = (lambda v: np.asarray(v, np.int64)[pick]) if len(roots) else \
-            (lambda v: np.zeros(0, np.int64))
-        return Dissection(arr(self.S), arr(self.A), arr(self.B), arr(self.AL), root, dy,
+
+        def of(values: list[int]) -> np.ndarray:
+            return np.asarray(values, np.int64)[pick] if len(roots) else np.zeros(0, np.int64)
+
+        align = np.asarray([max(m for m, _r in c) for c in classes], np.int64)
+        return Dissection(of(self.S), of(self.A), of(self.B), align, classes, root, dy,
                           dict(self.merges))

@@ -135,8 +135,8 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     to ``charge`` (default: the control's budget) at :data:`TILE_NODES_PER_SECOND`.
     ``stats`` (a dict) receives ``nodes`` and ``restarts``. A call given the same ``resume``
     dict as an earlier one on the same blocks and height goes on from where that one stopped
-    (its restarts and the deepest search's choices), instead of starting afresh. With ``merge``
-    (and one alignment for all blocks), the blocks merged into rectangles
+    (its restarts and the deepest search's choices), instead of starting afresh. With ``merge``,
+    the blocks merged into rectangles
     (:mod:`.dissection`) are searched first, for :data:`MERGED_SHARE` of the time.
     """
     ids = np.asarray(ids, np.int64)
@@ -231,17 +231,14 @@ class _Attempts:
     def __init__(self, size: np.ndarray, align: np.ndarray, start: np.ndarray, end: np.ndarray,
                  H: int, merge: bool) -> None:
         self.reduced: _Tiling | None = None
-        # Mixed alignments: a merged block is aligned as strictly as its strictest part at its
-        # bottom, which tilings need not be (aligned perfect packings of 120 buffers: 29 of 30
-        # merged problems do not fit). Merge only where every block has one alignment.
-        merge = merge and int(align.min()) == int(align.max())
         self.dissection = dissect(size, start, end, align) if merge else None
         d = self.dissection
         self.reduced_done = d is None or len(d) == len(size)  # nothing merged
         if d is not None and not self.reduced_done:
             local = np.unique(np.concatenate([d.start, d.end]), return_inverse=True)[1]
+            classes = {r: c for r, c in enumerate(d.classes) if len(c) > 1 or c[0][1]}
             self.reduced = _Tiling(d.size, d.align, local[:len(d)], local[len(d):],
-                                   int(local.max()), H)
+                                   int(local.max()), H, classes)
         self._blocks = (size, align, start, end, H)
 
     @functools.cached_property
@@ -308,7 +305,7 @@ class _Helper:
     def __init__(self, search: _Tiling, seed: tuple, deadline: float) -> None:
         problem = (np.asarray(search.sz, np.int64), np.asarray(search.al, np.int64),
                    np.asarray(search.st, np.int64), np.asarray(search.en, np.int64),
-                   search.T, search.H)
+                   search.T, search.H, search.classes)
         seconds = max(0.0, deadline - time.perf_counter()) if deadline < float("inf") else 3600
         # The child imports this very cpplan, wherever the caller found it.
         root = str(Path(__file__).resolve().parents[2])
@@ -474,9 +471,14 @@ class _Tiling:
     """The skyline search over ``n`` positive-size blocks in local time ``0..T``."""
 
     def __init__(self, size: np.ndarray, align: np.ndarray, start: np.ndarray,
-                 end: np.ndarray, T: int, H: int) -> None:
+                 end: np.ndarray, T: int, H: int,
+                 classes: dict[int, tuple[tuple[int, int], ...]] | None = None) -> None:
         self.n, self.T, self.H = len(size), T, H
         self.sz, self.al = size.tolist(), align.tolist()
+        # Blocks whose offsets may be in any of several classes (modulus, residue), rather
+        # than the multiples of their alignment: merged blocks (:mod:`.dissection`) whose parts
+        # have mixed alignments.
+        self.classes = dict(classes or {})
         self.st, self.en = start.tolist(), end.tolist()
         load = np.zeros(T + 1, np.int64)
         np.add.at(load, start, size)
@@ -529,6 +531,13 @@ class _Tiling:
                 stopped: Callable[[], bool]) -> str:
         n, T, H = self.n, self.T, self.H
         sz, al, st, en = self.sz, self.al, self.st, self.en
+        classes = self.classes
+
+        def aligned(i: int, y: int) -> int:
+            """Block i's first allowed offset at or above y."""
+            if i in classes:
+                return min(y + (r - y) % m for m, r in classes[i])
+            return -(-y // al[i]) * al[i]
         by_start, by_end, walls, starts = self.by_start, self.by_end, self.walls, self.starts
         slack = _NoSlack() if max(self.slack0) == 0 else _Slack(self.slack0)
         keep = {} if rng is None else {i: o for i, o in self.saved.items()
@@ -631,7 +640,7 @@ class _Tiling:
 
         def fits(i: int, y: int) -> bool:
             """Block i at its first aligned offset from y: within H and its walls."""
-            o = -(-y // al[i]) * al[i]
+            o = aligned(i, y)
             top = o + sz[i]
             if top > H:
                 return False
@@ -757,7 +766,7 @@ class _Tiling:
             use_right = tight_right and (not tight_left or len(right) < len(left))
             scored = []
             for i in (right if use_right else left):
-                o = -(-y // al[i]) * al[i]
+                o = aligned(i, y)
                 top = o + sz[i]
                 score = 0.0  # flush edges first: a top level with a neighbour, an end at one
                 if en[i] == s1:
