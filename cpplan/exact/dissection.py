@@ -53,13 +53,12 @@ __all__ = ["Dissection", "dissect"]
 # A group of blocks sharing a lifetime offers every subset of its members as a stack up to this
 # many members; larger groups offer single members and the whole group.
 SUBSETS_UP_TO = 8
-# Layout variants (classes of offsets) a merged block keeps at most, and combinations of its
-# parts' variants tried: with mixed alignments the order of stacked blocks, or a pinwheel's
-# mirror image, decides which offsets keep every part aligned.
-# (Aligned perfect packings of 2000 buffers: with 4, 16 and 64 variants, a class the cutting
-# used is dropped and the merged blocks do not fit; 64 keeps them: 3 of 3 fit at once.)
+# Layout variants (classes of offsets) a merged block keeps at most: with mixed alignments
+# the order of stacked blocks, or a pinwheel's way up, decides which offsets keep every part
+# aligned, and a class the tiling needs may be any of them. (Aligned perfect packings of 2000
+# buffers: with 4 or 16 variants a class the cutting used is dropped and the merged blocks do
+# not fit; with 64, 7 of 8 fit at once.)
 VARIANTS = 64
-COMBINATIONS = 1024
 ORDER_STEPS = 4096  # steps of the search for orders of stacked blocks that keep them aligned
 # Moments whose blocks ending times blocks starting are at most this are matched first (see
 # the module docstring); the limit doubles whenever nothing below it is left to merge.
@@ -184,19 +183,20 @@ class _Merger:
     def _layouts(self, parts: list[tuple[list[tuple], int]]) -> list[tuple]:
         """Variants ``(modulus, residue, [(part index, dy, part's variant)])`` of a layout
         whose parts (``(their variants, dy)``) keep their classes: one per class of offsets
-        that allows it, at most :data:`VARIANTS`."""
+        that allows it (every class, as long as there are at most :data:`VARIANTS`), found
+        part by part, the classes reachable so far as the state."""
         if all(len(v) == 1 and v[0][0] == 1 for v, _dy in parts):  # (no alignments)
             return [(1, 0, [(k, dy, 0) for k, (_v, dy) in enumerate(parts)])]
-        out: dict[tuple[int, int], list] = {}
-        for n, pick in enumerate(itertools.product(*(range(len(v)) for v, _dy in parts))):
-            if n >= COMBINATIONS or len(out) >= VARIANTS:
-                break
-            cls = _crt([(v[j][0], (v[j][1] - dy) % v[j][0])
-                        for (v, dy), j in zip(parts, pick, strict=True)])
-            if cls is not None and cls not in out:
-                out[cls] = [(k, dy, j) for k, ((_v, dy), j) in enumerate(zip(parts, pick,
-                                                                            strict=True))]
-        return [(m, r, layout) for (m, r), layout in out.items()]
+        states: dict[tuple[int, int], list] = {(1, 0): []}
+        for k, (variants, dy) in enumerate(parts):
+            reached: dict[tuple[int, int], list] = {}
+            for cls, layout in states.items():
+                for j, (m, r, _parts) in enumerate(variants):
+                    both = _crt([cls, (m, (r - dy) % m)])
+                    if both is not None and both not in reached and len(reached) < VARIANTS:
+                        reached[both] = [*layout, (k, dy, j)]
+            states = reached
+        return [(m, r, layout) for (m, r), layout in states.items()]
 
     def _stacked(self, members: tuple[int, ...]) -> list[tuple]:
         """The layout variants of ``members`` (one lifetime) stacked, ``parts`` indexing
@@ -218,11 +218,16 @@ class _Merger:
             return self.stacks[members]
         out: dict[tuple[int, int], list] = {}
         steps = [ORDER_STEPS]
+        seen: set[tuple[frozenset, tuple[int, int]]] = set()  # (members placed, class)
 
         def extend(layout: list, used: set[int], y: int, cls: tuple[int, int]) -> None:
             if len(layout) == len(members):
                 out.setdefault(cls, list(layout))
                 return
+            state = (frozenset(used), cls)
+            if state in seen:
+                return
+            seen.add(state)
             tried = set()
             for k, i in enumerate(members):
                 key = (self.S[i], self._classes(i))
@@ -465,8 +470,45 @@ class _Merger:
             return
         t0, t1 = min(self.A[i] for i in live), max(self.B[i] for i in live)
         full = tuple(sorted(i for i in live if self.A[i] == t0 and self.B[i] == t1))
-        if len(full) > 1 and self._stacked(full):
+        if len(full) < 2:
+            return
+        # At the floor (where a tiling puts them) first: the order search may not reach that
+        # class among the many a long stack of aligned blocks has.
+        floor = self._stacked_from_floor(full)
+        variants = self._stacked(full)
+        if floor is not None and not any(r == 0 for _m, r, _layout in variants):
+            self.stacks[full] = [floor, *variants][:VARIANTS]
+        if self.stacks[full]:
             self._node(full)
+
+    def _stacked_from_floor(self, members: tuple[int, ...]) -> tuple | None:
+        """A layout variant of ``members`` (one lifetime) stacked from offset 0, every member
+        at an offset of one of its classes, or None (searched bottom up, each set of members
+        below once, for at most :data:`ORDER_STEPS` steps)."""
+        seen: set[frozenset] = set()
+        steps = [ORDER_STEPS]
+
+        def extend(layout: list, used: frozenset, y: int) -> list | None:
+            if len(layout) == len(members):
+                return layout
+            if used in seen or steps[0] <= 0:
+                return None
+            seen.add(used)
+            for k, i in enumerate(members):
+                if k in used:
+                    continue
+                for j, (m, r, _parts) in enumerate(self.V[i]):
+                    steps[0] -= 1
+                    if y % m == r:
+                        found = extend([*layout, (k, y, j)], used | {k}, y + self.S[i])
+                        if found is not None:
+                            return found
+            return None
+
+        layout = extend([], frozenset(), 0)
+        if layout is None:
+            return None
+        return (math.lcm(*(self.V[members[k]][j][0] for k, _y, j in layout)), 0, layout)
 
     def _flatten(self) -> Dissection:
         roots = sorted(i for t in self.starts_at for i in self.starts_at[t])

@@ -39,6 +39,20 @@ def test_perfect_packings_merge_into_one_block_that_is_their_packing(n, seed):
     assert sum(d.merges.values()) >= n // 3
 
 
+@pytest.mark.parametrize(("n", "seed"), [(120, 4), (2000, 1)])
+def test_aligned_perfect_packings_merge_with_the_classes_their_cutting_needs(n, seed):
+    # Alignments from 64 to 4096 bytes: which offsets keep a merged block's parts aligned
+    # depends on their order, so a merged block keeps every class of offsets that works. The
+    # whole strip ends up one block that may sit at 0, its layout a packing at the optimum.
+    problem = perfect_packing(n, seed=seed, aligned=True)
+    blocks, d = _dissect(problem)
+    assert len({b.alignment for b in problem.buffers}) > 1
+    assert len(d) == 1 and any(r == 0 for _m, r in d.classes[0])
+    plan = _plan(problem, blocks, d.offsets(np.zeros(1, np.int64)))
+    assert not check(problem, plan)
+    assert plan.heights["default"] == problem.meta["optimum"]
+
+
 @pytest.mark.parametrize("q_align", [1, 8])
 def test_five_blocks_around_a_centre_merge_as_a_pinwheel(q_align):
     # P [0,6) and Q [0,2) start together, C [2,6) is the centre, S [2,9) and T [6,9) end
