@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Dissection", "dissect"]
+__all__ = ["Dissection", "dissect", "dissections"]
 
 # A group of blocks sharing a lifetime offers every subset of its members as a stack up to this
 # many members; larger groups offer single members and the whole group.
@@ -110,7 +110,18 @@ def dissect(size: np.ndarray, start: np.ndarray, end: np.ndarray,
             align: np.ndarray) -> Dissection:
     """Merge the blocks (positive sizes, lifetimes ``[start, end)``, alignments) that form
     chains, stacks and pinwheels, until no pattern is left (module docstring)."""
-    return _Merger(size, start, end, align).run()
+    return dissections(size, start, end, align)[0]
+
+
+def dissections(size: np.ndarray, start: np.ndarray, end: np.ndarray, align: np.ndarray,
+                shares: tuple[float, ...] = (1.0,)) -> list[Dissection]:
+    """:func:`dissect`, and the blocks as they were after the first ``share`` of its merges,
+    one per share: merges made late (at crowded moments, or held back at first) are the likelier
+    to be chance matches, and any earlier state is a dissection too."""
+    merger = _Merger(size, start, end, align)
+    merger.run()
+    merged = len(merger.S) - merger.n
+    return [merger.flatten(merger.n + round(share * merged)) for share in shares]
 
 
 def _crt(classes: list[tuple[int, int]]) -> tuple[int, int] | None:
@@ -155,6 +166,7 @@ class _Merger:
         self.relaxed = False
         self.ambiguous: list[tuple[int, int]] = []
         self.refused: set[tuple[int, int]] = set()
+        self.parent: dict[int, int] = {}  # node -> the node it was merged into
 
     # -- nodes --------------------------------------------------------------------------------
 
@@ -168,6 +180,8 @@ class _Merger:
         self.ending_cache.pop(b, None)
         self.starting_cache.pop(a, None)
         k = len(self.S)
+        for p in parts:
+            self.parent[p] = k
         self.S.append(size)
         self.A.append(a)
         self.B.append(b)
@@ -456,7 +470,7 @@ class _Merger:
                     heapq.heappush(heap, m)
                     queued.add(m)
         self._stack_full_width()
-        return self._flatten()
+        return self.flatten(len(self.S))
 
     def _touched(self) -> set[int]:
         """The moments whose candidates the latest merges changed, and the starts of the
@@ -510,8 +524,9 @@ class _Merger:
             return None
         return (math.lcm(*(self.V[members[k]][j][0] for k, _y, j in layout)), 0, layout)
 
-    def _flatten(self) -> Dissection:
-        roots = sorted(i for t in self.starts_at for i in self.starts_at[t])
+    def flatten(self, made: int) -> Dissection:
+        """The dissection of the nodes made so far, up to node ``made`` (not included)."""
+        roots = [k for k in range(made) if self.parent.get(k, made) >= made]
         root = np.full(self.n, -1, np.int64)
         dy = np.zeros((self.n, VARIANTS), np.int64)
         for r, k in enumerate(roots):
