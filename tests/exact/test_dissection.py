@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from cpplan import Buffer, Problem, check, make_blocks
-from cpplan.exact.dissection import dissect
+from cpplan.exact.dissection import dissect, dissections
 from cpplan.perfect import perfect_packing
 from tests.strategies import problems
 
@@ -90,22 +90,27 @@ def test_a_merged_block_keeps_its_parts_aligned():
                 capacities=False, hints=False, max_size=6, max_time=5))
 def test_any_packing_of_the_merged_blocks_is_a_packing_of_the_blocks(problem):
     # Random buffers with few distinct sizes and moments (chains, stacks and pinwheels now and
-    # then, and blocks that match by chance). The merged blocks one above another (each at a
-    # multiple of its alignment: nothing shares a byte): the blocks inside them must neither
+    # then, and blocks that match by chance), merged all the way and after half of the merges
+    # (none at all: the blocks themselves). The merged blocks one above another (each at a
+    # offset of its first class: nothing shares a byte): the blocks inside them must neither
     # overlap nor break their alignment.
-    blocks, d = _dissect(problem)
-    assert len(d) <= len(blocks)
-    assert d.root.min() >= 0 and np.bincount(d.root, minlength=len(d)).min() >= 1
-    merged, y = [], 0
-    for size, align in zip(d.size.tolist(), d.align.tolist(), strict=True):
-        y = -(-y // align) * align
-        merged.append(y)
-        y += size
-    offsets = d.offsets(np.asarray(merged, np.int64))
-    assert not check(problem, _plan(problem, blocks, offsets))
-    # Each merged block is full: its parts' bytes fill it, moment by moment.
-    for r in range(len(d)):
-        parts = np.flatnonzero(d.root == r)
-        for t in range(int(d.start[r]), int(d.end[r])):
-            alive = parts[(blocks.start[parts] <= t) & (t < blocks.end[parts])]
-            assert int(blocks.size[alive].sum()) == int(d.size[r])
+    blocks = make_blocks(problem)
+    align = np.array([blocks.align_in(i, 0) for i in range(len(blocks))], np.int64)
+    merged = dissections(blocks.size, blocks.start, blocks.end, align, (1.0, 0.5, 0.0))
+    assert len(merged[0]) <= len(merged[1]) <= len(merged[2]) == len(blocks)
+    for d in merged:
+        assert d.root.min() >= 0 and np.bincount(d.root, minlength=len(d)).min() >= 1
+        at, y = [], 0
+        for size, classes in zip(d.size.tolist(), d.classes, strict=True):
+            m, r = classes[0]  # (the first class: each is a valid layout)
+            y += (r - y) % m
+            at.append(y)
+            y += size
+        offsets = d.offsets(np.asarray(at, np.int64))
+        assert not check(problem, _plan(problem, blocks, offsets))
+        # Each merged block is full: its parts' bytes fill it, moment by moment.
+        for r in range(len(d)):
+            parts = np.flatnonzero(d.root == r)
+            for t in range(int(d.start[r]), int(d.end[r])):
+                alive = parts[(blocks.start[parts] <= t) & (t < blocks.end[parts])]
+                assert int(blocks.size[alive].sum()) == int(d.size[r])
