@@ -18,19 +18,25 @@ see and unlikely by chance:
 :func:`dissect` merges such patterns into single blocks until none is left: where a part of a
 chain or a pinwheel is itself a stack, the stack is one *candidate* (a subset of the blocks
 sharing a lifetime), so that each cut is found as soon as all its parts are single blocks or
-stacks of them. Perfect packings of 10000 buffers reduce to one block in about a second, and
-the tiling search packs what is left at once.
+stacks of them. Perfect packings of 10000 buffers reduce to one block in under half a second,
+and the tiling search packs what is left at once.
 
-Every merge places its parts inside its rectangle without overlap, each at an offset its
-alignment divides (the merged block's alignment is their least common multiple), so a packing of
-the merged blocks gives one of the original blocks at the same height (:meth:`Dissection.offsets`).
+Every merge places its parts inside its rectangle without overlap, so a packing of the merged
+blocks gives one of the original blocks at the same height (:meth:`Dissection.offsets`).
+Alignment: where the parts' alignments differ, which offsets of the merged block keep every part
+aligned depends on the layout (the order of a stack, which way up a pinwheel is), so a merged
+block keeps a *variant* per class of offsets (``(modulus, residue)``, by the Chinese remainder
+theorem) that some layout allows, and the search may place it in any of them.
+
 The converse can fail: blocks that match by chance (sizes coincide) merged where no tiling puts
 them side by side leave merged blocks that do not fit. So the reduction is a heuristic: a packing
 of the merged blocks is a packing, their "does not fit" proves nothing. Chance matches are
-rarer where fewer blocks start and end: matches are taken only where one candidate on each side
-has the size, at moments with few events first (their number times each other at most
-:data:`WALL_FIRST`, then twice that, and so on), which lets most cuts close from the bottom up
-before the crowded moments (a long cut across the strip) are looked at.
+rarer where fewer blocks start and end: a size is matched only where one candidate on each side
+has it, and held back where other blocks there add up to it as well; moments with few events go
+first (their number times each other at most :data:`WALL_FIRST`, then twice that, and so on),
+which lets most cuts close from the bottom up before the crowded moments (a long cut across the
+strip) are looked at. Late merges being the likelier chance matches, :func:`dissections` also
+gives the blocks after a share of the merges.
 
 The patterns are cpplan's own reading of how perfect packings are built (a strip cut by straight
 and pinwheel cuts, as in :mod:`cpplan.perfect`); the pinwheel is the smallest rectangle
