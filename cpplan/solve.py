@@ -250,8 +250,14 @@ def solve(
     try:
         state.emit("bounds")  # from here on, Ctrl-C stops the search and keeps the best plan
         comps = blocks.components()
-        share = _heuristic_share(blocks, comps, time_limit, exact)
-        _heuristics(problem, state, control.budget.within(share), seed, planners)
+        # Tight components too large for probes: the tiling search first, before the
+        # heuristics (a greedy plan of 10000 blocks takes seconds; this packing, one).
+        tiled = _tiled_first(state, control, comps) if exact and goal == "minimise" else []
+        if state.objective is None or state.objective > state.lower:
+            share = _heuristic_share(blocks, comps, time_limit, exact)
+            _heuristics(problem, state, control.budget.within(share), seed, planners)
+            for c, out in tiled:  # (into the heuristics' plan)
+                _merge(state, c, out, "tiling")
         # Done already: a plan at the bound, or (goal fit) any plan within the capacities.
         settled = state.objective is not None and (goal == "fit"
                                                    or state.objective <= state.lower)
@@ -463,6 +469,27 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                  lower_h())
         if control.budget.elapsed() <= spent:  # (cannot happen; never spin)
             break
+
+
+def _tiled_first(state: _State, control: Control,
+                 comps: list[np.ndarray]) -> list[tuple[np.ndarray, Outcome]]:
+    """One pool: the components above :data:`LNS_ABOVE` blocks that are tight at the lower
+    bound, packed there by the tiling search (:func:`_tiled`'s share of the time each), with
+    their packings."""
+    b = state.blocks
+    if b.n_pools != 1:
+        return []
+    target = -(-state.lower // (b.scale * (int(b.pool_cost[0]) or 1)))
+    done = []
+    for c in comps:
+        if len(c) > LNS_ABOVE and is_tight(b, c, target):
+            share = LARGE_TILE_SHARE * control.remaining()
+            nodes = int(share * TILE_NODES_PER_SECOND) if control.deterministic else None
+            out = tile(b, c, target, control, budget=share, node_budget=nodes)
+            if out.status == "feasible":
+                _merge(state, c, out, "tiling")
+                done.append((c, out))
+    return done
 
 
 def _tiled(state: _State, c: np.ndarray, control: Control, budget: Budget,
