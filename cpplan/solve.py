@@ -109,6 +109,7 @@ class _State:
         self.partial: np.ndarray | None = None  # per-component packings before any full plan
         self.progress = progress
         self.notes: list[str] = []
+        self.tiled: set[int] = set()  # id() of the components the tiling search had first
 
     def emit(self, phase: str, message: str = "") -> None:
         if self.progress is not None:
@@ -388,7 +389,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
         share = control.budget.within(control.remaining() / (len(todo) - k))
         if len(c) > LNS_ABOVE:
             target = lower_h()
-            if is_tight(b, c, target) and _tiled(state, c, control, share, target):
+            if id(c) not in state.tiled and is_tight(b, c, target) and \
+                    _tiled(state, c, control, share, target):
                 continue
             if _large(state, c, control, share, target):
                 state.raise_lower((target + 1) * unit, f"a window of the component at "
@@ -473,22 +475,25 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
 
 def _tiled_first(state: _State, control: Control,
                  comps: list[np.ndarray]) -> list[tuple[np.ndarray, Outcome]]:
-    """One pool: the components above :data:`LNS_ABOVE` blocks that are tight at the lower
-    bound, packed there by the tiling search (:func:`_tiled`'s share of the time each), with
-    their packings."""
+    """One pool of more than :data:`LNS_ABOVE` blocks: its components that are tight at the
+    lower bound, packed there by the tiling search before anything else (in
+    :data:`LARGE_TILE_SHARE` of the time in all, shared by size), with their packings. The
+    components tried are not tried again later (``state.tiled``)."""
     b = state.blocks
-    if b.n_pools != 1:
+    if b.n_pools != 1 or len(b) <= LNS_ABOVE:
         return []
     target = -(-state.lower // (b.scale * (int(b.pool_cost[0]) or 1)))
+    tight = [c for c in comps if len(c) > 1 and is_tight(b, c, target)]
+    total = LARGE_TILE_SHARE * control.remaining()
     done = []
-    for c in comps:
-        if len(c) > LNS_ABOVE and is_tight(b, c, target):
-            share = LARGE_TILE_SHARE * control.remaining()
-            nodes = int(share * TILE_NODES_PER_SECOND) if control.deterministic else None
-            out = tile(b, c, target, control, budget=share, node_budget=nodes)
-            if out.status == "feasible":
-                _merge(state, c, out, "tiling")
-                done.append((c, out))
+    for c in tight:
+        share = total * len(c) / sum(map(len, tight))
+        nodes = int(share * TILE_NODES_PER_SECOND) if control.deterministic else None
+        out = tile(b, c, target, control, budget=share, node_budget=nodes)
+        state.tiled.add(id(c))
+        if out.status == "feasible":
+            _merge(state, c, out, "tiling")
+            done.append((c, out))
     return done
 
 
