@@ -6,7 +6,9 @@
    with the pool, the moment and the bytes live then);
 2. **heuristics**: the portfolio of cpplan's planners gives a quick plan (0.2 to 1 s when
    probes follow), the upper bound, the hint and the fallback; if it reaches the lower bound
-   the plan is optimal and solve stops;
+   the plan is optimal and solve stops. (In one pool of more than :data:`LNS_ABOVE` blocks,
+   the components tight at the bound go to the tiling search first, :func:`_tiled_first`: a
+   greedy plan of that many blocks takes seconds, their packing often less.)
 3. **probes** (one pool): for every component whose plan is above the lower bound, a lone
    branch-and-bound dive, then CP-SAT's raced lowest-offset-first strategies beside the
    branch-and-bound search, ask "does it fit at the lower bound?". A yes
