@@ -62,9 +62,11 @@ MAX_EXACT_BLOCKS = 6000
 # Blocks beyond which a component (one pool) is improved by peak-first packing and large
 # neighbourhood search (cpplan.exact.peak, cpplan.exact.lns) rather than probes and one model.
 LNS_ABOVE = 3000
-# Share of such a component's time that the tiling search takes first when it is tight
-# (cpplan.exact.tiling.TIGHT_FROM): perfect packings of 10000 buffers, packed at the max-load in
-# about 2 s (the blocks merged into rectangles, cpplan.exact.dissection), or not at all.
+# Share of the time that the tiling search takes first on tight components
+# (cpplan.exact.tiling.TIGHT_FROM) of a pool of more than LNS_ABOVE blocks (in all, before the
+# heuristics) or of one component above LNS_ABOVE blocks: perfect packings of 10000 buffers,
+# packed at the max-load in under a second (the blocks merged into rectangles,
+# cpplan.exact.dissection), or not at all.
 LARGE_TILE_SHARE = 0.25
 # Share of such a component's time that peak-first packing may take before LNS (it ends at once
 # when it reaches the bound; on idealloc's sets LNS never improved on its plans).
@@ -136,6 +138,11 @@ class _State:
             self.pools, self.offsets, self.objective, self.planner = pools, offsets, obj, planner
             return lower
         return False
+
+    def lower_height(self) -> int:
+        """One pool: the lower bound as a height, in scaled units (rounded up)."""
+        b = self.blocks
+        return -(-self.lower // (b.scale * (int(b.pool_cost[0]) or 1)))
 
     def raise_lower(self, value: int, why: str) -> None:
         if value > self.lower:
@@ -354,8 +361,7 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             return None
         return int((state.offsets[c] + b.size[c]).max())
 
-    def lower_h() -> int:
-        return -(-state.lower // unit)
+    lower_h = state.lower_height
 
     target_of = (lambda: cap) if goal == "fit" and cap is not None else lower_h
     todo = sorted((c for c in comps if comp_height(c) is None or comp_height(c) > target_of()),
@@ -366,7 +372,9 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                 break
             if len(c) > LNS_ABOVE:
                 share = control.budget.within(control.remaining() / (len(todo) - k))
-                if is_tight(b, c, target_of()) and _tiled(state, c, control, share, target_of()):
+                if is_tight(b, c, target_of()) and _tiled(
+                        state, c, control, LARGE_TILE_SHARE * share.remaining(), target_of(),
+                        share) is not None:
                     continue
                 if _large(state, c, control, share, target_of()):
                     state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
@@ -391,8 +399,9 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
         share = control.budget.within(control.remaining() / (len(todo) - k))
         if len(c) > LNS_ABOVE:
             target = lower_h()
-            if id(c) not in state.tiled and is_tight(b, c, target) and \
-                    _tiled(state, c, control, share, target):
+            if id(c) not in state.tiled and is_tight(b, c, target) and _tiled(
+                    state, c, control, LARGE_TILE_SHARE * share.remaining(), target,
+                    share) is not None:
                 continue
             if _large(state, c, control, share, target):
                 state.raise_lower((target + 1) * unit, f"a window of the component at "
@@ -484,33 +493,30 @@ def _tiled_first(state: _State, control: Control,
     b = state.blocks
     if b.n_pools != 1 or len(b) <= LNS_ABOVE:
         return []
-    target = -(-state.lower // (b.scale * (int(b.pool_cost[0]) or 1)))
+    target = state.lower_height()
     tight = [c for c in comps if len(c) > 1 and is_tight(b, c, target)]
     total = LARGE_TILE_SHARE * control.remaining()
     done = []
     for c in tight:
-        share = total * len(c) / sum(map(len, tight))
-        nodes = int(share * TILE_NODES_PER_SECOND) if control.deterministic else None
-        out = tile(b, c, target, control, budget=share, node_budget=nodes)
+        out = _tiled(state, c, control, total * len(c) / sum(map(len, tight)), target)
         state.tiled.add(id(c))
-        if out.status == "feasible":
-            _merge(state, c, out, "tiling")
+        if out is not None:
             done.append((c, out))
     return done
 
 
-def _tiled(state: _State, c: np.ndarray, control: Control, budget: Budget,
-           target: int) -> bool:
-    """Pack tight component ``c`` (one pool), too large for probes, at height ``target``
-    (scaled) with the tiling search (:mod:`cpplan.exact.tiling`), in at most
-    :data:`LARGE_TILE_SHARE` of ``budget``; True when it did."""
-    share = LARGE_TILE_SHARE * budget.remaining()
-    nodes = int(share * TILE_NODES_PER_SECOND) if control.deterministic else None
-    out = tile(state.blocks, c, target, control, budget=share, node_budget=nodes, charge=budget)
+def _tiled(state: _State, c: np.ndarray, control: Control, seconds: float, target: int,
+           charge: Budget | None = None) -> Outcome | None:
+    """Pack tight component ``c`` (one pool) at height ``target`` (scaled) with the tiling
+    search (:mod:`cpplan.exact.tiling`) in at most ``seconds`` (charged to ``charge``); its
+    packing, put into the best plan, or None."""
+    nodes = int(seconds * TILE_NODES_PER_SECOND) if control.deterministic else None
+    out = tile(state.blocks, c, target, control, budget=seconds, node_budget=nodes,
+               charge=charge)
     if out.status != "feasible":
-        return False
+        return None
     _merge(state, c, out, "tiling")
-    return True
+    return out
 
 
 def _large(state: _State, c: np.ndarray, control: Control, budget: Budget, target: int) -> bool:

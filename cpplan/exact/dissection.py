@@ -157,6 +157,7 @@ class _Merger:
         self.A = [int(v) for v in start]
         self.B = [int(v) for v in end]
         self.V: list[list[tuple]] = [[(max(1, int(v)), 0, None)] for v in align]
+        self.C = [((m, r),) for [(m, r, _parts)] in self.V]  # each node's classes (of V)
         self.ends_at: dict[int, set[int]] = defaultdict(set)
         self.starts_at: dict[int, set[int]] = defaultdict(set)
         for i in range(self.n):
@@ -192,13 +193,14 @@ class _Merger:
         self.A.append(a)
         self.B.append(b)
         self.V.append(variants)
+        self.C.append(tuple((m, r) for m, r, _parts in variants))
         self.ends_at[b].add(k)
         self.starts_at[a].add(k)
         self.dirty.update((a, b))
         return k
 
     def _classes(self, i: int) -> tuple[tuple[int, int], ...]:
-        return tuple((m, r) for m, r, _parts in self.V[i])
+        return self.C[i]
 
     def _layouts(self, parts: list[tuple[list[tuple], int]]) -> list[tuple]:
         """Variants ``(modulus, residue, [(part index, dy, part's variant)])`` of a layout
@@ -434,7 +436,8 @@ class _Merger:
 
     # -- driver -------------------------------------------------------------------------------
 
-    def run(self) -> Dissection:
+    def run(self) -> None:
+        """Merge until no pattern is left (or the work allowed is spent)."""
         moments = set(self.ends_at) | set(self.starts_at)
         heap = sorted(moments)
         queued = set(heap)
@@ -476,7 +479,6 @@ class _Merger:
                     heapq.heappush(heap, m)
                     queued.add(m)
         self._stack_full_width()
-        return self.flatten(len(self.S))
 
     def _touched(self) -> set[int]:
         """The moments whose candidates the latest merges changed, and the starts of the

@@ -140,8 +140,8 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     ``stats`` (a dict) receives ``nodes`` and ``restarts``. A call given the same ``resume``
     dict as an earlier one on the same blocks and height goes on from where that one stopped
     (its restarts and the deepest search's choices), instead of starting afresh. With ``merge``,
-    the blocks merged into rectangles
-    (:mod:`.dissection`) are searched first, for :data:`MERGED_SHARE` of the time.
+    the blocks merged into rectangles (:mod:`.dissection`) are searched first, for
+    :data:`MERGED_SHARE` of the time.
     """
     ids = np.asarray(ids, np.int64)
     n = len(ids)
