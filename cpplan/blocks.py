@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 
 import numpy as np
@@ -60,6 +61,31 @@ class Blocks:
     pool_capacity: np.ndarray  # scaled (floored) or -1
     pool_alignment: np.ndarray  # scaled
     pool_cost: np.ndarray
+    traffic: np.ndarray  # bytes moved per run by the block's members (not scaled)
+    pool_traffic_cost: np.ndarray  # per byte moved
+
+    def traffic_cost(self, pools: np.ndarray) -> int:
+        """The objective's traffic term, in bytes x cost (not scaled), with block ``i`` in
+        pool ``pools[i]``."""
+        if not self.traffic.any():
+            return 0
+        return int((self.traffic * self.pool_traffic_cost[pools]).sum())
+
+    @cached_property
+    def settled_traffic_cost(self) -> int:
+        """The traffic cost of the blocks with one candidate pool: the same in every plan."""
+        if not self.traffic.any():
+            return 0
+        one = np.fromiter((len(c) == 1 for c in self.pools), bool, len(self))
+        first = np.fromiter((c[0] for c in self.pools), np.int64, len(self))
+        return int((self.traffic * self.pool_traffic_cost[first])[one].sum())
+
+    def objective(self, pools: np.ndarray, offsets: np.ndarray) -> int:
+        """``sum(cost * height) + sum(traffic * traffic_cost)`` of the plan that puts block
+        ``i`` in pool ``pools[i]`` at scaled offset ``offsets[i]``, in bytes (not scaled)."""
+        heights = np.zeros(self.n_pools, np.int64)
+        np.maximum.at(heights, pools, offsets + self.size)
+        return int((heights * self.pool_cost).sum()) * self.scale + self.traffic_cost(pools)
 
     def __len__(self) -> int:
         return len(self.root)
@@ -279,9 +305,12 @@ def make_blocks(problem: Problem) -> Blocks:
                       np.int64)
     palign = np.asarray([max(p.alignment // g, 1) for p in problem.pools], np.int64)
     pcost = np.asarray([p.cost for p in problem.pools], np.int64)
+    traffic = cols.traffic if not general else np.add.reduceat(
+        cols.traffic[member_a], member_ptr_a[:-1]) if nb else np.zeros(0, np.int64)
+    ptraffic = np.asarray([p.traffic_cost for p in problem.pools], np.int64)
     return Blocks(problem, g, times, root, b_start, b_end, b_size, b_align, b_fixed, b_hint,
                   b_cands, piece_ptr, p_start, p_end, p_lo, p_hi, member_ptr_a, member_a,
-                  member_disp_a, caps, palign, pcost)
+                  member_disp_a, caps, palign, pcost, traffic, ptraffic)
 
 
 def _scale(sizes: np.ndarray, displacements: np.ndarray, fixed: np.ndarray,

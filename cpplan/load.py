@@ -15,7 +15,8 @@ import numpy as np
 if TYPE_CHECKING:
     from .blocks import Blocks
 
-__all__ = ["LoadBound", "load_profile", "max_load", "total_load", "objective_lower_bound"]
+__all__ = ["LoadBound", "load_profile", "max_load", "total_load", "objective_lower_bound",
+           "height_lower_bound", "traffic_lower_bound"]
 
 
 @dataclass(frozen=True)
@@ -74,12 +75,30 @@ def total_load(blocks: Blocks) -> LoadBound:
 
 
 def objective_lower_bound(blocks: Blocks) -> int:
-    """A lower bound on ``sum(cost[p] * height[p])``.
+    """A lower bound on ``sum(cost[p] * height[p]) + sum(traffic * traffic_cost)``.
 
     Every pool's height is at least its own max-load; together they are at least the total load.
     The cheapest heights meeting both (cheapest pools filled first, within capacities) are a lower
-    bound. With one pool it is simply the max-load.
+    bound on the first term; with one pool it is simply the max-load. The second term is at
+    least what every block's traffic costs in its cheapest candidate pool. (The two terms are
+    bounded apart, each over all plans, so their sum is a bound; a bound that trades one against
+    the other needs the exact engine, :mod:`cpplan.exact.tiers`.)
     """
+    return height_lower_bound(blocks) + traffic_lower_bound(blocks)
+
+
+def traffic_lower_bound(blocks: Blocks) -> int:
+    """What the blocks' traffic costs at least: each block in its cheapest candidate pool."""
+    if not blocks.traffic.any():
+        return 0
+    rate = blocks.pool_traffic_cost
+    cheapest = np.fromiter((min(int(rate[p]) for p in c) for c in blocks.pools), np.int64,
+                           len(blocks))
+    return int((blocks.traffic * cheapest).sum())
+
+
+def height_lower_bound(blocks: Blocks) -> int:
+    """A lower bound on ``sum(cost[p] * height[p])`` (see :func:`objective_lower_bound`)."""
     pools = blocks.problem.pools
     own = max_load(blocks)
     if len(pools) == 1:

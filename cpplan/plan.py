@@ -20,7 +20,8 @@ from .errors import PlanError
 from .problem import MAX_VALUE, Problem
 from .sweep import find_overlaps, overlaps_of
 
-__all__ = ["Placement", "Plan", "Conflict", "Violation", "check", "ensure_valid", "STATUSES"]
+__all__ = ["Placement", "Plan", "Conflict", "Violation", "check", "ensure_valid", "STATUSES",
+           "objective_of"]
 
 STATUSES = ("optimal", "feasible", "infeasible", "unknown")
 
@@ -61,7 +62,12 @@ class Conflict:
 class Plan:
     """Pool and offset for every buffer, heights per pool, and the record of how it was made.
 
-    ``objective`` is ``sum(cost[p] * heights[p])``; with one pool of cost 1 it is the height.
+    ``objective`` is ``sum(cost[p] * heights[p]) + sum(traffic[b] * traffic_cost[pool of b])``;
+    with one pool of cost 1 and no traffic cost it is the height. Where buffers move bytes
+    (:attr:`cpplan.Buffer.traffic`), ``traffic`` holds the bytes moved per pool,
+    ``traffic_cost`` what they cost per pool (the objective's traffic term, pool by pool) and
+    ``fast_share`` the share of the bytes that the fastest pools (lowest ``traffic_cost``)
+    serve, when the pools' traffic costs differ.
     ``lower_bound`` bounds the objective from below (``None`` when nothing was proven);
     ``gap = (objective - lower_bound) / objective``. ``status`` is ``optimal`` only when the
     objective equals a proven lower bound. An ``infeasible`` plan has no placements and says why
@@ -78,6 +84,9 @@ class Plan:
     explanation: str = ""
     stats: dict = field(default_factory=dict)
     conflict: Conflict | None = None
+    traffic: dict[str, int] = field(default_factory=dict)
+    traffic_cost: dict[str, int] = field(default_factory=dict)
+    fast_share: float | None = None
 
     @property
     def gap(self) -> float | None:
@@ -131,14 +140,15 @@ class Plan:
             top = got.offset + b.size
             if top > heights[got.pool]:
                 heights[got.pool] = top
-        objective = sum(p.cost * heights[p.name] for p in problem.pools)
+        traffic, costs, share = _traffic(problem, pl)
+        objective = sum(p.cost * heights[p.name] for p in problem.pools) + sum(costs.values())
         if status is None:
             reached = lower_bound is not None and objective <= lower_bound
             status = "optimal" if reached else "feasible"
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
         return cls(pl, heights, planner, seconds, lower_bound, status, objective, explanation,
-                   dict(stats or {}))
+                   dict(stats or {}), None, traffic, costs, share)
 
     @classmethod
     def infeasible(cls, problem: Problem, explanation: str, *, planner: str = "",
@@ -164,15 +174,21 @@ class Plan:
         if len(self.heights) > 1:
             pools = " (" + ", ".join(f"{k}={v}" for k, v in self.heights.items()) + ")"
         note = " (interrupted: the best plan so far)" if self.stats.get("interrupted") else ""
-        return (f"{self.status}: {what} {self.objective}{pools}, lower bound {lb}, gap {gap}, "
-                f"{self.seconds:.2f}s [{self.planner}]{note}")
+        traffic = ""
+        if self.traffic:
+            cost = sum(self.traffic_cost.values())
+            share = "" if self.fast_share is None else f", {100 * self.fast_share:.1f}% served fast"
+            traffic = f"; traffic cost {cost}{share}"
+        return (f"{self.status}: {what} {self.objective}{pools}{traffic}, lower bound {lb}, "
+                f"gap {gap}, {self.seconds:.2f}s [{self.planner}]{note}")
 
 
 @dataclass(frozen=True)
 class Violation:
     """One way a plan breaks its problem. ``buffers`` names the buffers involved."""
 
-    kind: str  # missing, unknown, pool, alignment, capacity, fixed, alias, overlap, height
+    kind: str  # missing, unknown, pool, alignment, capacity, fixed, alias, overlap, height,
+    # objective
     message: str
     buffers: tuple[str, ...] = ()
 
@@ -255,6 +271,11 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
         if plan.heights.get(name, 0) != h:
             out.append(Violation("height", f"pool {name!r} height is {h}, the plan says "
                                  f"{plan.heights.get(name, 0)}"))
+    objective = objective_of(problem, heights, placed)
+    wrong_height = any(plan.heights.get(name, 0) != h for name, h in heights.items())
+    if plan.objective != objective and not wrong_height:  # (a wrong height says it already)
+        out.append(Violation("objective", f"the objective is {objective}, the plan says "
+                             f"{plan.objective}"))
     out.extend(_overlaps(problem, plan, max_overlaps))
     return out
 
@@ -296,6 +317,8 @@ def _passes(problem: Problem, plan: Plan) -> bool:
         h = int(heights[k])
         if (pool.capacity is not None and h > pool.capacity) or plan.heights.get(pool.name, 0) != h:
             return False
+    if plan.objective != objective_of(problem, plan.heights, placed):
+        return False
     group = np.arange(n, dtype=np.int64)  # an alias block is one group: its root's index
     index = problem.index
     for bid, (root, _) in problem.root_of.items():
@@ -384,6 +407,35 @@ def _overlaps(problem: Problem, plan: Plan, limit: int | None) -> list[Violation
                 "overlap", f"buffers {a.id!r} and {c.id!r} share bytes [{lo}, {hi}) of pool "
                 f"{pool!r} during steps [{t0}, {t1})", (a.id, c.id)))
     return out
+
+
+def _traffic(problem: Problem, placements: dict[str, Placement]
+             ) -> tuple[dict[str, int], dict[str, int], float | None]:
+    """Bytes moved per pool, their cost per pool, and the share the fastest pools serve (see
+    :class:`Plan`); empty where no buffer moves bytes. Buffers without a placement in a pool of
+    the problem are left out (the checker reports them)."""
+    if not problem.has_traffic:
+        return {}, {}, None
+    moved = dict.fromkeys(problem.pool_index, 0)
+    for b in problem.buffers:
+        got = placements.get(b.id)
+        if b.traffic and got is not None and got.pool in moved:
+            moved[got.pool] += b.traffic
+    rate = {p.name: p.traffic_cost for p in problem.pools}
+    costs = {name: bytes_ * rate[name] for name, bytes_ in moved.items()}
+    total = sum(moved.values())
+    fastest = min(rate.values())
+    share = None
+    if total and len(set(rate.values())) > 1:
+        share = sum(v for name, v in moved.items() if rate[name] == fastest) / total
+    return moved, costs, share
+
+
+def objective_of(problem: Problem, heights: dict[str, int],
+                 placements: dict[str, Placement]) -> int:
+    """``sum(cost * height) + sum(traffic * traffic_cost)`` of a plan with these heights."""
+    return (sum(p.cost * heights.get(p.name, 0) for p in problem.pools)
+            + sum(_traffic(problem, placements)[1].values()))
 
 
 def _placement(pool: str, off: object) -> Placement:

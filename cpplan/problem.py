@@ -34,7 +34,7 @@ Conventions (they hold everywhere in cpplan):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from numbers import Integral
 from typing import NamedTuple
@@ -71,14 +71,17 @@ class Pool:
     """A memory the planner places buffers in.
 
     ``capacity`` bounds the pool's height in bytes (``None``: unbounded). ``alignment`` is the
-    pool's base alignment. ``cost`` weighs a byte of this pool's height in the objective
-    ``sum(cost * height)`` (fast SRAM cheap, slow DRAM dear); it is a non-negative integer.
+    pool's base alignment. ``cost`` weighs a byte of this pool's height in the objective, and
+    ``traffic_cost`` a byte a buffer in this pool moves (its :attr:`Buffer.traffic`: cycles or
+    energy per byte, fast SRAM cheap, slow DRAM dear). The objective is
+    ``sum(cost * height) + sum(traffic * traffic_cost)``; both are non-negative integers.
     """
 
     name: str = DEFAULT_POOL
     capacity: int | None = None
     alignment: int = 1
     cost: int = 1
+    traffic_cost: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -97,6 +100,11 @@ class Pool:
         if cost < 0:
             raise ProblemError(f"must be >= 0, got {cost}", pool=self.name, field="cost")
         object.__setattr__(self, "cost", cost)
+        traffic_cost = _integer(self.traffic_cost, "traffic_cost", pool=self.name)
+        if traffic_cost < 0:
+            raise ProblemError(f"must be >= 0, got {traffic_cost}", pool=self.name,
+                               field="traffic_cost")
+        object.__setattr__(self, "traffic_cost", traffic_cost)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +160,8 @@ class Buffer:
     ``offset`` fixes the byte offset (a pre-placed buffer); ``hint`` suggests one (planners may use
     it as a warm start; it is never a constraint). ``gaps`` (see the module docstring) are
     stretches of the lifetime where it occupies only a window of its bytes, or none.
+    ``traffic`` is the bytes it moves per run (written and read); what they cost depends on
+    the pool it lands in (:attr:`Pool.traffic_cost`).
     """
 
     id: str
@@ -163,6 +173,7 @@ class Buffer:
     offset: int | None = None
     hint: int | None = None
     gaps: tuple[Gap, ...] = ()
+    traffic: int = 0
 
     def __post_init__(self) -> None:
         # Checks run per buffer on inputs of 10^5 buffers: the common case (plain ints, a str id,
@@ -172,7 +183,8 @@ class Buffer:
                 and type(self.id) is str and self.id and 0 <= size < MAX_VALUE
                 and -MAX_VALUE < start < end < MAX_VALUE and 0 < align < MAX_VALUE
                 and self.pools == () and self.offset is None and self.hint is None
-                and self.gaps == ()):
+                and self.gaps == () and type(self.traffic) is int
+                and 0 <= self.traffic < MAX_VALUE):
             return
         bid = self.id
         if type(bid) is not str and isinstance(bid, Integral) and not isinstance(bid, bool):
@@ -222,6 +234,11 @@ class Buffer:
             object.__setattr__(self, "end", end)
         if align is not self.alignment:
             object.__setattr__(self, "alignment", align)
+        traffic = _integer(self.traffic, "traffic", buffer=bid)
+        if traffic < 0:
+            raise ProblemError(f"must be >= 0, got {traffic}", buffer=bid, field="traffic")
+        if traffic is not self.traffic:
+            object.__setattr__(self, "traffic", traffic)
         if self.gaps:
             object.__setattr__(self, "gaps", self._checked_gaps())
         elif not isinstance(self.gaps, tuple):
@@ -302,6 +319,7 @@ class Columns(NamedTuple):
     alignment: np.ndarray
     offset: np.ndarray  # fixed offset, -1 where none
     hint: np.ndarray  # -1 where none
+    traffic: np.ndarray  # bytes moved per run
     gaps: bool  # some buffer has gaps
     candidates: tuple[tuple[int, tuple[str, ...]], ...]  # (buffer, pools) where it names pools
 
@@ -386,9 +404,16 @@ class Problem:
             column(b.alignment for b in buffers),
             column(-1 if b.offset is None else b.offset for b in buffers),
             column(-1 if b.hint is None else b.hint for b in buffers),
+            column(b.traffic for b in buffers),
             any(b.gaps for b in buffers),
             tuple((i, b.pools) for i, b in enumerate(buffers) if b.pools),
         )
+
+    @cached_property
+    def has_traffic(self) -> bool:
+        """Whether some buffer moves bytes (:attr:`Buffer.traffic`): plans then report their
+        traffic, and its cost joins the objective."""
+        return any(b.traffic for b in self.buffers)
 
     @property
     def time_span(self) -> tuple[int, int]:
@@ -402,10 +427,8 @@ class Problem:
         if unknown:
             name = sorted(unknown)[0]
             raise ProblemError("no such pool in this problem", pool=name, field="capacity")
-        pools = tuple(
-            Pool(p.name, capacities[p.name], p.alignment, p.cost) if p.name in capacities else p
-            for p in self.pools
-        )
+        pools = tuple(replace(p, capacity=capacities[p.name]) if p.name in capacities else p
+                      for p in self.pools)
         return self.replace(pools=pools)
 
     def replace(self, **changes: object) -> Problem:
@@ -430,6 +453,11 @@ class Problem:
         total = sum(b.size for b in self.buffers)
         if total >= MAX_VALUE:
             raise ProblemError(f"add up to {total} bytes, beyond 2**62", field="sizes")
+        # The objective's traffic term is computed in int64 too.
+        moved = sum(b.traffic for b in self.buffers) * max(p.traffic_cost for p in self.pools)
+        if moved >= MAX_VALUE:
+            raise ProblemError(f"traffic times traffic_cost adds up to {moved}, beyond 2**62",
+                               field="traffic")
         # Stacked with their alignment padding, above every fixed buffer, the buffers must still
         # fit below 2**62: planners and the exact model compute offsets in int64.
         pool_align = math.lcm(*(p.alignment for p in self.pools)) if self.pools else 1

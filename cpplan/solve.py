@@ -121,11 +121,7 @@ class _State:
                                    self.objective, message))
 
     def objective_of(self, pools: np.ndarray, offsets: np.ndarray) -> int:
-        b = self.blocks
-        tops = offsets + b.size
-        heights = np.zeros(b.n_pools, np.int64)
-        np.maximum.at(heights, pools, tops)
-        return int((heights * b.pool_cost).sum()) * b.scale
+        return self.blocks.objective(pools, offsets)
 
     def offer(self, pools: np.ndarray, offsets: np.ndarray, planner: str, *,
               ties: bool = False) -> bool:
@@ -142,7 +138,8 @@ class _State:
     def lower_height(self) -> int:
         """One pool: the lower bound as a height, in scaled units (rounded up)."""
         b = self.blocks
-        return -(-self.lower // (b.scale * (int(b.pool_cost[0]) or 1)))
+        lower = self.lower - b.settled_traffic_cost  # (one pool: all of the traffic cost)
+        return -(-lower // (b.scale * (int(b.pool_cost[0]) or 1)))
 
     def raise_lower(self, value: int, why: str) -> None:
         if value > self.lower:
@@ -404,7 +401,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                     share) is not None:
                 continue
             if _large(state, c, control, share, target):
-                state.raise_lower((target + 1) * unit, f"a window of the component at "
+                state.raise_lower((target + 1) * unit + b.settled_traffic_cost,
+                                  f"a window of the component at "
                                   f"{target * b.scale} infeasible")
                 state.emit("peak", f"no plan at {target * b.scale}: lower bound raised")
                 if state.offsets is not None:
@@ -434,7 +432,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             if out.status == "feasible":
                 _merge(state, c, out, "probe")
             elif out.status == "infeasible":
-                state.raise_lower((target + 1) * unit, f"probe at {target * b.scale} infeasible")
+                state.raise_lower((target + 1) * unit + b.settled_traffic_cost,
+                                  f"probe at {target * b.scale} infeasible")
                 state.emit("probe", f"no plan at {target * b.scale}: lower bound raised")
                 if state.offsets is None and cap is not None and target >= cap:
                     state.notes.append(f"proved: {len(c)} blocks do not fit in capacity "
@@ -453,8 +452,8 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
                                                         state.offsets[c])
 
             def report(obj: float, bound: float, _c=c) -> None:
-                state.emit("minimise", f"component of {len(_c)}: height {int(obj) * b.scale},"
-                           f" bound {int(bound) * b.scale}")
+                state.emit("minimise", f"component of {len(_c)}: height {int(obj)},"
+                           f" bound {int(bound)}")
 
             out = minimise(b, c, control, height_max={0: hmax}, height_min={0: lower_h()},
                            hint=hint, budget=left, report=report, within=share)
@@ -463,7 +462,7 @@ def _exact_one_pool(state: _State, control: Control, goal: str,
             if out.status == "optimal":
                 proven.add(id(c))
             if out.bound is not None:
-                state.raise_lower(out.bound * b.scale, "cp-sat bound")
+                state.raise_lower(out.bound + b.settled_traffic_cost, "cp-sat bound")
             if out.status == "infeasible" and state.offsets is None:
                 state.notes.append(f"proved: no plan of {len(c)} blocks fits within capacity "
                                    f"{hmax * b.scale} (CP-SAT)")
@@ -607,14 +606,15 @@ def _exact_pools(state: _State, control: Control) -> None:
     hint = None if state.offsets is None else (state.pools, state.offsets)
 
     def report(obj: float, bound: float) -> None:
-        state.emit("minimise", f"objective {int(obj) * b.scale}, bound {int(bound) * b.scale}")
+        state.emit("minimise", f"objective {int(obj) + b.settled_traffic_cost}, "
+                   f"bound {int(bound) + b.settled_traffic_cost}")
 
     out = minimise(b, ids, control, height_max=height_max, height_min=height_min, hint=hint,
                    budget=control.remaining(), report=report)
     if out.offsets is not None:
         state.offer(out.pools, out.offsets, "cp-sat")
     if out.bound is not None:
-        state.raise_lower(out.bound * b.scale, "cp-sat bound")
+        state.raise_lower(out.bound + b.settled_traffic_cost, "cp-sat bound")
     if out.status == "infeasible" and state.objective is None:
         state.notes.append("proved: no plan meets the pools' capacities (CP-SAT)")
 

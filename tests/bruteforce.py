@@ -57,6 +57,7 @@ def _blocks(problem: Problem) -> list[dict]:
             blk["period"][p], blk["residues"][p] = period, res
         blk["rects"] = [r for m, d in members for r in occupied(m, d)]
         blk["top"] = max(d + m.size for m, d in members)
+        blk["traffic"] = sum(m.traffic for m, _ in members)
         out.append(blk)
     return out
 
@@ -84,8 +85,8 @@ def _clash(a: dict, oa: int, b: dict, ob: int) -> bool:
 
 
 def brute_force(problem: Problem) -> BruteResult:
-    """The optimal ``sum(cost * height)`` and one plan reaching it, or ``None`` if no plan
-    exists. Exponential: meant for a handful of buffers."""
+    """The optimal ``sum(cost * height) + sum(traffic * traffic_cost)`` and one plan reaching
+    it, or ``None`` if no plan exists. Exponential: meant for a handful of buffers."""
     pools = {p.name: p for p in problem.pools}
     blocks = _blocks(problem)
     fixed_top = {p: 0 for p in pools}
@@ -103,14 +104,14 @@ def brute_force(problem: Problem) -> BruteResult:
     best: list = [None, None]
     chosen: list[tuple[str, int]] = []
 
-    def objective(heights: dict[str, int]) -> int:
-        return sum(pools[p].cost * h for p, h in heights.items())
+    def objective(heights: dict[str, int], moved: int) -> int:
+        return sum(pools[p].cost * h for p, h in heights.items()) + moved
 
-    def go(k: int, heights: dict[str, int]) -> None:
-        if best[0] is not None and objective(heights) >= best[0]:
+    def go(k: int, heights: dict[str, int], moved: int) -> None:
+        if best[0] is not None and objective(heights, moved) >= best[0]:
             return
         if k == len(blocks):
-            best[0] = objective(heights)
+            best[0] = objective(heights, moved)
             best[1] = list(chosen)
             return
         blk = blocks[k]
@@ -131,10 +132,10 @@ def brute_force(problem: Problem) -> BruteResult:
                 h = dict(heights)
                 h[p] = max(h[p], o + blk["top"])
                 chosen.append((p, o))
-                go(k + 1, h)
+                go(k + 1, h, moved + blk["traffic"] * pools[p].traffic_cost)
                 chosen.pop()
 
-    go(0, {p: 0 for p in pools})
+    go(0, {p: 0 for p in pools}, 0)
     if best[0] is None:
         return BruteResult(None, None)
     placements: dict[str, tuple[str, int]] = {}

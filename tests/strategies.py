@@ -5,10 +5,10 @@ and ``tests/conftest.py`` puts the repository root on ``sys.path``).
 
 ``problems()`` draws problems that are valid by construction (it builds them through
 :class:`cpplan.Problem`, so a generator bug shows up as a ``ProblemError``): several pools
-(capacity, base alignment, cost), buffers with alignments that are powers of two and others,
-candidate pools, zero-size buffers, fixed offsets (aligned, never overlapping, within capacity)
-and aliases (chains, displacements that keep the buffer aligned and inside its root, lifetimes
-that may outlive the root).
+(capacity, base alignment, cost, traffic cost), buffers with alignments that are powers of two
+and others, candidate pools, zero-size buffers, fixed offsets (aligned, never overlapping,
+within capacity), traffic, and aliases (chains, displacements that keep the buffer aligned and
+inside its root, lifetimes that may outlive the root).
 
 ``valid_plans(problem)`` draws a random valid plan by a randomised first-fit over blocks (tight
 packings with many near misses, unlike the stacking ``naive`` planner, which
@@ -75,8 +75,10 @@ def problems(
     max_size: int = 64,
     max_time: int = 12,
     gaps: bool = False,
+    traffic: bool = True,
 ) -> Problem:
-    """A random valid problem (see the module docstring)."""
+    """A random valid problem (see the module docstring). With ``traffic``, some buffers move
+    bytes and some pools charge for them."""
     n_pools = draw(st.integers(1, max_pools))
     if n_pools == 1 and draw(st.booleans()):
         pool_names = ["default"]
@@ -149,7 +151,8 @@ def problems(
         cap = None
         if capacities and draw(st.booleans()):
             cap = max(fixed_end.get(name, 0), draw(st.integers(0, 8 * max_size)))
-        pools.append(Pool(name, cap, pool_align[k], pool_cost[k]))
+        rate = draw(st.integers(0, 3)) if traffic and draw(st.booleans()) else 0
+        pools.append(Pool(name, cap, pool_align[k], pool_cost[k], rate))
     holes: list[tuple] = [() for _ in range(n)]
     if gaps:  # up to two disjoint gaps inside the lifetime, some with a window of the bytes
         for i in range(n):
@@ -164,8 +167,10 @@ def problems(
                     window = (lo, draw(st.integers(lo, size[i])))
                 chosen.append((cuts[k], cuts[k + 1], *window))
             holes[i] = tuple(chosen)
+    moved = [draw(st.integers(0, 4 * max_size)) if traffic and draw(st.booleans()) else 0
+             for _ in range(n)]
     buffers = [Buffer(names[i], size[i], start[i], end[i], align[i], cands[i], offset[i], hint[i],
-                      holes[i]) for i in range(n)]
+                      holes[i], moved[i]) for i in range(n)]
     alias_list = [Alias(names[i], names[j], d) for i, (j, d) in parent.items()]
     alias_list = draw(st.permutations(alias_list)) if alias_list else []
     name = draw(st.sampled_from(["", "net", "p-1"]))

@@ -117,3 +117,12 @@ def test_capacity_conflict_over_all_pools():
     why = capacity_conflict(p)
     assert why is not None and "120" in why and "100" in why
     assert capacity_conflict(p.with_capacity({"y": None})) is None
+
+
+def test_the_bound_adds_each_buffers_cheapest_traffic():
+    p = Problem((Buffer("hot", 64, 0, 2, traffic=1000), Buffer("dram-only", 8, 0, 2, traffic=10,
+                                                               pools=("dram",))),
+                (Pool("sram", 64, traffic_cost=1), Pool("dram", cost=0, traffic_cost=10)))
+    # heights: sram's own load 0, dram's 8 at cost 0; the total load 72 fits in dram (cost 0)
+    assert objective_lower_bound(p) == 0 + 1000 * 1 + 10 * 10
+    assert make_blocks(p).settled_traffic_cost == 100

@@ -285,3 +285,33 @@ def test_ensure_valid_trusts_a_repeat_only_when_it_is_the_same_plan():
     twin = Problem((Buffer("a", 8, 0, 2), Buffer("b", 4, 1, 3)))  # another problem object
     ok = Plan.build(twin, {"a": ("default", 0), "b": ("default", 8)})
     assert ensure_valid(twin, ok) is ok
+
+
+# -- traffic --------------------------------------------------------------------------------------
+
+TIERS = Problem((Buffer("hot", 64, 0, 2, traffic=1000), Buffer("cold", 64, 1, 3, traffic=100)),
+                (Pool("sram", 64, traffic_cost=1), Pool("dram", cost=0, traffic_cost=10)))
+
+
+def test_the_objective_counts_what_the_traffic_costs_in_each_pool():
+    plan = Plan.build(TIERS, {"hot": ("sram", 0), "cold": ("dram", 0)})
+    assert plan.heights == {"sram": 64, "dram": 64}
+    assert plan.traffic == {"sram": 1000, "dram": 100}
+    assert plan.traffic_cost == {"sram": 1000, "dram": 1000}
+    assert plan.objective == 64 * 1 + 0 + 1000 + 1000
+    assert plan.fast_share == pytest.approx(1000 / 1100)
+    assert "traffic cost 2000, 90.9% served fast" in plan.summary()
+    assert not check(TIERS, plan)
+    swapped = Plan.build(TIERS, {"hot": ("dram", 0), "cold": ("sram", 0)})
+    assert swapped.objective == 64 + 10000 + 100 and swapped.fast_share == pytest.approx(1 / 11)
+
+
+def test_a_plan_that_misstates_its_objective_is_caught():
+    plan = Plan.build(TIERS, {"hot": ("sram", 0), "cold": ("dram", 0)})
+    (v,) = check(TIERS, plan.with_record(objective=64))
+    assert v.kind == "objective" and "2064" in v.message
+
+
+def test_plans_without_traffic_report_none():
+    plan = Plan.build(TWO, {"a": ("default", 0), "b": ("default", 64)})
+    assert plan.traffic == {} and plan.fast_share is None and "traffic" not in plan.summary()

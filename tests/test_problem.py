@@ -164,6 +164,7 @@ def test_negative_hint():
     ({"capacity": -1}, "capacity"), ({"capacity": 1.5}, "capacity"),
     ({"alignment": 0}, "alignment"), ({"alignment": "64"}, "alignment"),
     ({"cost": -1}, "cost"), ({"cost": 0.5}, "cost"),
+    ({"traffic_cost": -2}, "traffic_cost"), ({"traffic_cost": 1.5}, "traffic_cost"),
 ])
 def test_bad_pool_fields(kwargs, field):
     with bad(pool="sram", field=field):
@@ -379,3 +380,26 @@ def test_numbers_beyond_64_bit_arithmetic():
     big = Buffer("x", 2**61, 0, 1)
     with bad("2\\*\\*62", field="sizes"):
         P(big, Buffer("y", 2**61, 5, 6))
+
+
+# -- traffic ------------------------------------------------------------------------------------
+
+def test_traffic_defaults_to_nothing_and_must_be_a_non_negative_integer():
+    assert Buffer("a", 8, 0, 1).traffic == 0 and Pool("sram").traffic_cost == 0
+    assert not P(Buffer("a", 8, 0, 1)).has_traffic
+    assert P(Buffer("a", 8, 0, 1, traffic=24)).has_traffic
+    with bad(buffer="a", field="traffic"):
+        Buffer("a", 8, 0, 1, traffic=-1)
+    with bad(buffer="a", field="traffic"):
+        Buffer("a", 8, 0, 1, traffic=2.5)
+
+
+def test_traffic_times_its_cost_must_stay_within_int64():
+    with bad(field="traffic"):
+        P(Buffer("a", 8, 0, 1, traffic=2**40), Buffer("b", 8, 0, 1, traffic=2**40),
+          pools=(Pool("sram", traffic_cost=2**22),))
+
+
+def test_with_capacity_keeps_the_other_pool_fields():
+    p = P(Buffer("a", 8, 0, 1), pools=(Pool("sram", None, 4, 2, 7),))
+    assert p.with_capacity({"sram": 64}).pools == (Pool("sram", 64, 4, 2, 7),)

@@ -14,9 +14,11 @@ For the blocks of one model (a component, or the whole problem):
   each *maximal* set of simultaneously live pieces do not overlap in bytes, one 1-D
   ``add_no_overlap`` per maximal clique of the interval graph (at most one per piece start);
 * ``height[p] >= offset + hi`` for every block in pool ``p``; capacities and probe targets are
-  upper bounds on the heights; the objective is ``sum(cost[p] * height[p])``.
+  upper bounds on the heights; the objective is ``sum(cost[p] * height[p])`` plus the traffic
+  cost of the blocks that choose their pool (:func:`objective_of`).
 
-Everything is in the scaled units of :class:`cpplan.blocks.Blocks`.
+Offsets and heights are in the scaled units of :class:`cpplan.blocks.Blocks`; the objective is
+in bytes.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ortools.sat.python import cp_model
 from ..blocks import Blocks
 from ..sweep import events
 
-__all__ = ["PackingModel", "build_model", "maximal_cliques", "ORDERS"]
+__all__ = ["PackingModel", "build_model", "maximal_cliques", "objective_of", "ORDERS"]
 
 # Block orders for the decision strategy, as sort keys over (size, lifetime length, start).
 # Which one finds a packing fast varies wildly between instances (heavy-tailed search), which is
@@ -228,7 +230,7 @@ def build_model(
         for a, b in zip(group, group[1:], strict=False):
             m.add(offset[a] + apart <= offset[b])
     if minimise:
-        m.minimize(sum(int(blocks.pool_cost[p]) * h for p, h in height.items()))
+        m.minimize(objective_of(blocks, ids, height, presence))
     life = (blocks.end - blocks.start)[ids]
     order = sorted(range(n), key=ORDERS[order_by](size[ids], life, blocks.start[ids]))
     if strategy is not None:
@@ -253,6 +255,22 @@ def build_model(
                     m.add_hint(lit, int(int(hp[j]) == p))
     return PackingModel(m, ids, offset, kvars, aligns, presence, height, order)
 
+
+
+def objective_of(blocks: Blocks, ids: np.ndarray, height: dict, presence: list) -> object:
+    """The model's objective, in bytes: ``sum(cost[p] * height[p])`` (heights scaled back) plus
+    ``traffic * traffic_cost`` of every block of ``ids`` with several candidate pools, on the
+    literal of each. The traffic of a block with one candidate is the same in every plan and is
+    left out: a bound on this objective plus that constant bounds the plan's objective."""
+    scale = blocks.scale
+    terms = [int(blocks.pool_cost[p]) * scale * h for p, h in height.items()]
+    if blocks.traffic.any():
+        rate = blocks.pool_traffic_cost
+        for j, i in enumerate(np.asarray(ids).tolist()):
+            moved = int(blocks.traffic[i])
+            if moved and len(presence[j]) > 1:
+                terms.extend(moved * int(rate[p]) * lit for p, lit in presence[j].items())
+    return sum(terms)
 
 
 def _placed_pieces(blocks: Blocks, ids: np.ndarray,

@@ -12,7 +12,8 @@ then) or ``lower-upper@lo:hi`` (only bytes ``[lo, hi)`` of it), lifetimes as the
 ``end`` column the gap's upper is inclusive too); an empty cell means no gaps. cpplan writes the
 column when some buffer has gaps, after ``alignment`` and ``hint``, as MiniMalloc's ``ToCsv``
 does. Other unknown columns are ignored, as MiniMalloc does. cpplan also reads an optional
-``hint`` column.
+``hint`` column, and a ``traffic`` column (the bytes a buffer moves per run,
+:attr:`cpplan.Buffer.traffic`; written when some buffer has traffic).
 
 An ``offset`` column in a *problem* file fixes those buffers' offsets, as MiniMalloc's
 ``FromCsv`` does (google/minimalloc ``tests/converter_test.cc``, ``FromCsvWithSolution``); an
@@ -44,7 +45,7 @@ __all__ = ["read_problem", "read_plan", "write_problem", "write_plan", "problem_
 _SYNONYMS = {"begin": "lower", "start": "lower", "end": "upper", "buffer": "id",
              "buffer_id": "id"}
 _REQUIRED = ("id", "lower", "upper", "size")
-_KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool", "gaps")
+_KNOWN = (*_REQUIRED, "alignment", "hint", "offset", "pool", "gaps", "traffic")
 
 
 def _table(text: str, source: str) -> tuple[dict[str, int], bool, Iterator[tuple[int, list[str]]]]:
@@ -131,13 +132,14 @@ def _gaps(cell: str, inclusive_end: bool, lifetime: tuple[int, int], source: str
 
 
 _PLAIN_CELL = {"id": r"[^,\s]+", "lower": "[0-9]{1,18}", "upper": "[0-9]{1,18}",
-               "size": "[0-9]{1,18}", "alignment": "[0-9]{1,18}"}
+               "size": "[0-9]{1,18}", "alignment": "[0-9]{1,18}", "traffic": "[0-9]{1,18}"}
 
 
 def _plain(text: str, name: str) -> Problem | None:
     """The problem of a plain file read at C speed, or ``None`` to take the line-by-line path.
 
-    Plain: only the columns id, lower/upper (or end), size and alignment; ids without blanks;
+    Plain: only the columns id, lower/upper (or end), size, alignment and traffic; ids without
+    blanks;
     numbers of at most 18 digits (below 2**62); no blank lines. One regular expression checks
     the whole body, then the columns are sliced out of one split. Anything else (including every
     input that is an error) goes the line-by-line way, which names the line and field.
@@ -176,7 +178,11 @@ def _plain(text: str, name: str) -> Problem | None:
             any(u <= lo for lo, u in zip(lower, upper, strict=True)):
         return None
     try:
-        return Problem(tuple(map(Buffer, ids, size, lower, upper, align)), name=name)
+        if "traffic" not in col:
+            return Problem(tuple(map(Buffer, ids, size, lower, upper, align)), name=name)
+        moved = list(map(int, flat[col["traffic"]::width]))
+        return Problem(tuple(Buffer(*row[:5], traffic=row[5]) for row in zip(
+            ids, size, lower, upper, align, moved, strict=True)), name=name)
     except ProblemError:
         return None
 
@@ -197,7 +203,8 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
     pools: list[str] = []
     col, inclusive, rows = _table(text, source)
     ci, cl, cu, cs = col["id"], col["lower"], col["upper"], col["size"]
-    ca, ch, cp, co, cg = (col.get(c, -1) for c in ("alignment", "hint", "pool", "offset", "gaps"))
+    ca, ch, cp, co, cg, ct = (col.get(c, -1) for c in ("alignment", "hint", "pool", "offset",
+                                                       "gaps", "traffic"))
     for line, cells in rows:
         bid = cells[ci]
         if not bid:
@@ -225,6 +232,8 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
             "offset": offset, "pools": (pool,) if pool else ()}
         if cg >= 0 and cells[cg]:
             fixed["gaps"] = _gaps(cells[cg], inclusive, (lower, upper), source, line, bid)
+        if ct >= 0 and cells[ct]:
+            fixed["traffic"] = _int(cells[ct], "traffic", source, line, bid)
         try:
             buffers.append(Buffer(bid, size, lower, upper, align, hint=hint, **fixed))
         except ProblemError as e:
@@ -289,6 +298,8 @@ def problem_to_csv(problem: Problem) -> str:
         extra.append("hint")
     if any(b.gaps for b in problem.buffers):
         extra.append("gaps")
+    if problem.has_traffic:
+        extra.append("traffic")
     out.write(",".join(("id", "lower", "upper", "size", *extra)) + "\n")
     for b in problem.buffers:
         row = [b.id, str(b.start), str(b.end), str(b.size)]
@@ -300,6 +311,8 @@ def problem_to_csv(problem: Problem) -> str:
             row.append(" ".join(f"{g.start}-{g.end}" + ("" if g.window is None else
                                                         f"@{g.window[0]}:{g.window[1]}")
                                 for g in b.gaps))
+        if "traffic" in extra:
+            row.append(str(b.traffic))
         out.write(",".join(row) + "\n")
     return out.getvalue()
 

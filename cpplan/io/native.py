@@ -3,15 +3,17 @@
 A problem file::
 
     {"format": "cpplan-problem", "version": 1, "name": "...", "meta": {...},
-     "pools": [{"name": "sram", "capacity": 262144, "alignment": 64, "cost": 1}, ...],
+     "pools": [{"name": "sram", "capacity": 262144, "alignment": 64, "cost": 1,
+                "traffic_cost": 1}, ...],
      "buffers": [{"id": "x", "size": 1024, "start": 0, "end": 3, "alignment": 64,
-                  "pools": ["sram", "dram"], "offset": 0, "hint": 0,
+                  "pools": ["sram", "dram"], "offset": 0, "hint": 0, "traffic": 3072,
                   "gaps": [{"start": 1, "end": 2}, {"start": 2, "end": 3, "window": [0, 512]}]},
                  ...],
      "aliases": [{"buffer": "y", "root": "x", "displacement": 512}, ...]}
 
 Fields at their defaults may be left out (``alignment`` 1, ``pools`` any, no ``offset``,
-``hint`` or ``gaps``; a gap without ``window`` frees all the buffer's bytes; a missing ``pools``
+``hint`` or ``gaps``, ``traffic`` and ``traffic_cost`` 0; a gap without ``window`` frees all
+the buffer's bytes; a missing ``pools``
 list at the top means one unbounded pool named ``default``).
 A plan file::
 
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, ProblemError
-from ..plan import STATUSES, Conflict, Placement, Plan
+from ..plan import STATUSES, Conflict, Placement, Plan, objective_of
 from ..problem import Alias, Buffer, Pool, Problem
 from .atomic import write_text_atomic
 from .text import read_text
@@ -41,9 +43,10 @@ __all__ = ["problem_to_dict", "problem_from_dict", "plan_to_dict", "plan_from_di
            "read_problem", "write_problem", "read_plan", "write_plan"]
 
 VERSION = 1
-_BUFFER_FIELDS = {"id", "size", "start", "end", "alignment", "pools", "offset", "hint", "gaps"}
+_BUFFER_FIELDS = {"id", "size", "start", "end", "alignment", "pools", "offset", "hint", "gaps",
+                  "traffic"}
 _GAP_FIELDS = {"start", "end", "window"}
-_POOL_FIELDS = {"name", "capacity", "alignment", "cost"}
+_POOL_FIELDS = {"name", "capacity", "alignment", "cost", "traffic_cost"}
 _ALIAS_FIELDS = {"buffer", "root", "displacement"}
 
 
@@ -59,6 +62,8 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
             d["offset"] = b.offset
         if b.hint is not None:
             d["hint"] = b.hint
+        if b.traffic:
+            d["traffic"] = b.traffic
         if b.gaps:
             d["gaps"] = [{"start": g.start, "end": g.end} if g.window is None else
                          {"start": g.start, "end": g.end, "window": list(g.window)}
@@ -67,13 +72,20 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
     out: dict[str, Any] = {"format": "cpplan-problem", "version": VERSION, "name": problem.name}
     if problem.meta:
         out["meta"] = problem.meta
-    out["pools"] = [{"name": p.name, "capacity": p.capacity, "alignment": p.alignment,
-                     "cost": p.cost} for p in problem.pools]
+    out["pools"] = [_pool_dict(p) for p in problem.pools]
     out["buffers"] = bufs
     if problem.aliases:
         out["aliases"] = [{"buffer": a.buffer, "root": a.root, "displacement": a.displacement}
                           for a in problem.aliases]
     return out
+
+
+def _pool_dict(p: Pool) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": p.name, "capacity": p.capacity, "alignment": p.alignment,
+                         "cost": p.cost}
+    if p.traffic_cost:
+        d["traffic_cost"] = p.traffic_cost
+    return d
 
 
 def _expect(obj: Any, kind: type, what: str, source: str) -> Any:
@@ -138,7 +150,7 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
             if "name" not in p:
                 raise FormatError("missing", source=source, field=f"pools[{k}].name")
             pools.append(Pool(p["name"], p.get("capacity"), p.get("alignment", 1),
-                              p.get("cost", 1)))
+                              p.get("cost", 1), p.get("traffic_cost", 0)))
         buffers = []
         for k, b in enumerate(_expect(data.get("buffers"), list, "buffers", source)):
             b = _fields(b, _BUFFER_FIELDS, f"buffers[{k}]", source)
@@ -152,7 +164,8 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
                                   buffer=str(b["id"]))
             buffers.append(Buffer(b["id"], b["size"], b["start"], b["end"],
                                   b.get("alignment", 1), tuple(pl), b.get("offset"),
-                                  b.get("hint"), _gaps(b.get("gaps", []), str(b["id"]), source)))
+                                  b.get("hint"), _gaps(b.get("gaps", []), str(b["id"]), source),
+                                  b.get("traffic", 0)))
         aliases = []
         for k, a in enumerate(_expect(data.get("aliases", []), list, "aliases", source)):
             a = _fields(a, _ALIAS_FIELDS, f"aliases[{k}]", source)
@@ -178,6 +191,9 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "placements": [{"id": k, "pool": v.pool, "offset": v.offset}
                        for k, v in plan.placements.items()],
     }
+    if plan.traffic:  # (recomputed from the placements when read back)
+        out.update(traffic=dict(plan.traffic), traffic_cost=dict(plan.traffic_cost),
+                   fast_share=plan.fast_share)
     if plan.conflict is not None:
         c = plan.conflict
         out["conflict"] = {"buffers": list(c.buffers), "irreducible": c.irreducible,
@@ -261,7 +277,7 @@ def _stated_heights(plan: Plan, problem: Problem, heights: Any, source: str) -> 
             raise FormatError(f"must be an integer, got {h!r}", source=source, pool=name,
                               field="heights")
     stated = {p.name: heights.get(p.name, 0) for p in problem.pools}
-    objective = sum(p.cost * stated[p.name] for p in problem.pools)
+    objective = objective_of(problem, stated, plan.placements)
     return plan.with_record(heights=stated, objective=objective)
 
 

@@ -208,7 +208,7 @@ def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = N
                 raise
             results[name] = "out of time"  # anytime: the orders done so far stand
             break
-        objective = placer.objective() * blocks.scale
+        objective = placer.objective()
         results[name] = objective
         if best is None or objective < best[0]:
             best = (objective, name, placer.pool_of.copy(), placer.offset.copy())

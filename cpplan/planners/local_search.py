@@ -122,6 +122,7 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
     lower = objective_lower_bound(blocks)
     floor = _pool_floor(blocks, lower).tolist()
     cost = blocks.pool_cost.tolist()
+    traffic = bool(blocks.traffic.any())
     size = blocks.size.tolist()
     n = len(blocks)
     adj = lists[0] if blocks.single_piece else [list(dict.fromkeys(x)) for x in lists[0]]
@@ -136,7 +137,8 @@ def _order_search(blocks: Blocks, lists: tuple, started: float, deadline: float 
                     h[p] = t
                 if t > floor[p]:
                     excess += t - floor[p]
-        return sum(c * x for c, x in zip(cost, h, strict=True)) * scale, excess
+        moved = blocks.traffic_cost(np.asarray(d.pool_of, np.int64)) if traffic else 0
+        return sum(c * x for c, x in zip(cost, h, strict=True)) * scale + moved, excess
 
     # 1. Starts: every order, each mode; the best of each mode starts a chain.
     chains: list[_Chain] = []
@@ -279,17 +281,14 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
                    seed: int, mode: str | None) -> Plan:
     """The search on :class:`Placer` for big problems: every move re-places the suffix of the
     order from the first changed position."""
-    scale = blocks.scale
     lower = objective_lower_bound(blocks)
     placer = Placer(blocks)
     n = len(blocks)
     life = (blocks.times[blocks.end] - blocks.times[blocks.start]) if n else blocks.size
-    cost = blocks.pool_cost
     floor = _pool_floor(blocks, lower)
 
     def score() -> tuple[int, int]:
-        h = placer.heights()
-        objective = int((h * cost).sum()) * scale
+        objective = placer.objective()
         # Area of the blocks that stick out above their pool's share of the lower bound.
         tops = placer.offset + blocks.size
         limit = floor[placer.pool_of]
@@ -375,8 +374,10 @@ def _pool_floor(blocks, lower: int) -> np.ndarray:
     """Per pool, the height above which a block counts as sticking out: the pool's own max-load
     (scaled); with one pool, the lower bound itself."""
     from ..bounds import max_load
+    from ..load import traffic_lower_bound
 
-    if blocks.n_pools == 1:
+    if blocks.n_pools == 1:  # (the height's share of the bound: traffic costs the same anywhere)
+        lower -= traffic_lower_bound(blocks)
         return np.asarray([-(-lower // max(int(blocks.pool_cost[0]), 1)) // blocks.scale],
                           np.int64)
     loads = max_load(blocks)

@@ -210,8 +210,14 @@ class Placer:
         return h
 
     def objective(self) -> int:
-        """``sum(cost * height)`` in scaled bytes."""
-        return int((self.heights() * self.blocks.pool_cost).sum())
+        """``sum(cost * height) + sum(traffic * traffic_cost)`` of the placed blocks, in bytes
+        (:meth:`cpplan.blocks.Blocks.objective`)."""
+        b = self.blocks
+        moved = 0
+        if b.traffic.any():
+            placed = self.pool_of >= 0
+            moved = int((b.traffic[placed] * b.pool_traffic_cost[self.pool_of[placed]]).sum())
+        return int((self.heights() * b.pool_cost).sum()) * b.scale + moved
 
     # -- queries -------------------------------------------------------------------------------
     def occupied(self, pool: int, s: int, e: int) -> tuple[Ints, Ints]:

@@ -26,6 +26,17 @@ def test_minimalloc_problem():
     assert p.pools == (Pool(),)
 
 
+def test_a_traffic_column_is_read_and_written():
+    text = "id,lower,upper,size,traffic\na,0,3,1024,4096\nb,2,4,512,0\n"
+    p = parse(text)
+    assert p.buffers == (Buffer("a", 1024, 0, 3, traffic=4096), Buffer("b", 512, 2, 4))
+    with mock.patch.object(minimalloc, "_plain", lambda text, name: None):
+        assert parse(text) == p  # the line-by-line path reads it the same
+    assert problem_to_csv(p) == text
+    with pytest.raises(FormatError, match="traffic"):
+        parse("id,lower,upper,size,traffic,hint\na,0,3,1024,-4,-1\n")
+
+
 def test_optional_columns_and_solutions():
     text = "id,lower,upper,size,alignment,hint,offset\na,0,3,1024,64,-1,0\nb,2,4,512,1,2048,1024\n"
     p, solution = parse_problem(text)
