@@ -22,20 +22,20 @@ from shared_sets import SETS, instance_files
 
 from cpplan.blocks import make_blocks
 from cpplan.bounds import max_load
-from cpplan.exact.control import Control
+from cpplan.deadline import PlanOptions
 from cpplan.exact.dfs import fit
 from cpplan.exact.search import probe
 from cpplan.io import read_problem
 
 
 def run(method: str, blocks, ids, h: int, limit: float, workers: int) -> tuple[str, float, str]:
-    control = Control.of(limit, workers=workers)
+    control = PlanOptions(limit, workers=workers).budget()
     t = time.perf_counter()
     if method == "dfs":
         stats: dict = {}
-        out = fit(blocks, ids, h, control, budget=limit, stats=stats)
+        out = fit(blocks, ids, h, control.within(limit), stats=stats)
     else:
-        out = probe(blocks, ids, {0: h}, control, budget=limit, dfs=method == "race")
+        out = probe(blocks, ids, {0: h}, control.within(limit), dfs=method == "race")
     seconds = time.perf_counter() - t
     if out.status == "feasible":
         plan = blocks.to_plan(out.pools, out.offsets, planner=method)  # checked

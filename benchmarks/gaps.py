@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from cpplan import Buffer, Problem, make_blocks
-from cpplan.exact.control import Control
+from cpplan.deadline import PlanOptions
 from cpplan.exact.search import probe
 from cpplan.io import write_problem
 
@@ -99,7 +99,7 @@ def probes(problem: Problem, height: int, budget: float) -> str:
     for h in (height, height - 1):
         for dfs in (True, False):
             t0 = time.perf_counter()
-            out = probe(blocks, ids, {0: h // blocks.scale}, Control.of(budget), budget=budget,
+            out = probe(blocks, ids, {0: h // blocks.scale}, PlanOptions(budget).budget(),
                         dfs=dfs)
             cells.append(f"{out.status[:5]:5} {time.perf_counter() - t0:6.2f}s")
     return " | ".join(cells)

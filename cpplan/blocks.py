@@ -165,6 +165,16 @@ class Blocks:
                           lower_bound=lower_bound, status=status, stats=stats)
         return ensure_valid(problem, plan)
 
+    def arrays(self, placements: dict[str, Placement]) -> tuple[np.ndarray, np.ndarray]:
+        """Pool and scaled offset per block, from a plan's placements (by buffer id): the
+        inverse of :meth:`to_plan`."""
+        names = self.problem.pool_index
+        ids = [self.problem.buffers[r].id for r in self.root.tolist()]
+        pools = np.fromiter((names[placements[i].pool] for i in ids), np.int64, len(ids))
+        offsets = np.fromiter((placements[i].offset // self.scale for i in ids), np.int64,
+                              len(ids))
+        return pools, offsets
+
     def _placements(self, pool_l: list[int], off_l: list[int]) -> dict[str, Placement]:
         """Buffer id -> Placement for blocks in pools ``pool_l`` at byte offsets ``off_l``, in
         block order, each block's members root first."""

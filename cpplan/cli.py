@@ -265,6 +265,10 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
               help="Set a pool's capacity (repeatable).")
 @click.option("--fit", is_flag=True,
               help="Stop at the first plan within the capacities (MiniMalloc's question).")
+@click.option("--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
+              help="A memory of the device, fastest first (repeatable): the problem's buffers "
+                   "may go to any of them, and what they move costs TRAFFIC_COST a byte "
+                   "(e.g. --memory sram:256KiB:1 --memory dram::4).")
 @click.option("--workers", type=int, default=2, show_default=True, callback=_at_least(1),
               help="CP-SAT threads.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -273,30 +277,39 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @user_errors
 def solve(problem_file: str, output: str | None, time_limit: float, planner: str | None,
-          capacities: tuple[str, ...], fit: bool, workers: int, seed: int, deterministic: bool,
-          as_json: bool, quiet: bool) -> None:
+          capacities: tuple[str, ...], fit: bool, memories: tuple[str, ...], workers: int,
+          seed: int, deterministic: bool, as_json: bool, quiet: bool) -> None:
     """Plan a problem: the best plan in the time limit, proven optimal or with its gap.
 
     Progress (lower bound and best height as they move) goes to stderr; the summary line (status,
     height, lower bound, gap, seconds) to stdout. Exit 1 when no plan exists (infeasible) or none
-    was found (unknown). Ctrl-C returns the best plan so far.
+    was found (unknown: a planner out of time returns the no-reuse stacking instead, written
+    with status unknown). Ctrl-C returns the best plan so far. With --memory the problem's
+    buffers may go to any of the memories given, and the objective is what their traffic costs.
     """
+    from .deadline import PlanOptions
     from .io import check_output, read_problem, write_plan
     from .planners import registry
-    from .solve import solve as run_solve
 
     if output is not None:
         check_output(output)  # before the solve, not after the whole time limit
     problem = read_problem(problem_file)
+    if memories:
+        from .memories import parse_memory, with_memories
+
+        problem = with_memories(problem, [parse_memory(m) for m in memories])
     if capacities:
         problem = problem.with_capacity(_capacities(capacities, problem))
-    if planner is not None and registry.info(planner).family != "exact":
-        plan = registry.get(planner)(problem)
-    else:
-        progress = None if quiet else (lambda p: click.echo(str(p), err=True))
-        plan = run_solve(problem, time_limit=time_limit, workers=workers, seed=seed,
-                         progress=progress, deterministic=deterministic,
-                         goal="fit" if fit else "minimise")
+    chosen = registry.info(planner or "cpplan")
+    # What a planner takes beyond the options it honours: a goal and a progress display (the
+    # solver's); a heuristic's plan is within the capacities already, and it shows no progress.
+    own: dict[str, Any] = {}
+    takes = chosen.own or frozenset()
+    if fit and "goal" in takes:
+        own["goal"] = "fit"
+    if not quiet and "progress" in takes:
+        own["progress"] = lambda p: click.echo(str(p), err=True)
+    plan = chosen(problem, PlanOptions(time_limit, seed, deterministic, workers), **own)
     if as_json:
         from .io.native import plan_to_dict
 
@@ -305,7 +318,7 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
         click.echo(json.dumps(record, indent=1))
     else:
         click.echo(plan.summary())
-    if plan.status in ("infeasible", "unknown"):
+    if not plan.placements:  # infeasible, or no plan found (a planner out of time has one)
         sys.exit(1)
     if output is not None:
         write_plan(problem, plan, output)

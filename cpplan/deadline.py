@@ -1,17 +1,24 @@
-"""Time limits and stop flags that every planner honours, in wall or deterministic time.
+"""Time limits, stop flags and the options every planner honours, in wall or deterministic
+time.
 
-A :class:`Budget` is a time limit, an optional stop flag (Ctrl-C, a caller giving up) and a
-clock. The clock is the wall clock, or, in deterministic mode, the *work* reported so far:
-planners report block placements (:func:`tick`), the exact engine reports CP-SAT's deterministic
-time and branch-and-bound nodes, each converted to nominal seconds. Deterministic time depends
-on the input alone, never on the machine's load, so a deterministic run stops at the same point
-of the same search on every machine: that is what makes its output byte-identical.
+:class:`PlanOptions` is what every planner is given (:mod:`cpplan.planners.registry`): the time
+limit, the seed, determinism and the worker threads. Its :meth:`PlanOptions.budget` is the one
+time object of a run: a :class:`Budget` is a time limit, a stop flag (Ctrl-C, a caller giving
+up) and a clock, and it carries the options down to every stage and search. The clock is the
+wall clock, or, in deterministic mode, the *work* reported so far: planners report block
+placements (:func:`tick`), the exact engine reports CP-SAT's deterministic time and
+branch-and-bound nodes, each converted to nominal seconds. Deterministic time depends on the
+input alone, never on the machine's load, so a deterministic run stops at the same point of the
+same search on every machine: that is what makes its output byte-identical.
 
-Budgets nest: :meth:`Budget.within` makes a child whose limit is also bounded by the parent's,
-and work reported to a child counts for every ancestor. The active budget of the current thread
-is a context variable: :func:`tick` reports work to it and raises :class:`OutOfTime` once it
-has expired, so a planner's inner loop needs one call and no parameter (threads start with no
-active budget; pass the budget and :meth:`Budget.active` it there).
+Budgets nest: :meth:`Budget.within` (seconds) and :meth:`Budget.share` (a share of what is
+left) make a child whose limit is also bounded by the parent's, and work reported to a child
+counts for every ancestor. Stopping any budget stops the whole tree, and runs the hooks that
+searches register while they run (:meth:`Budget.stopping`: CP-SAT's ``stop_search``), so a
+stop reaches a solver thread at once. The active budget of the current thread is a context
+variable: :func:`tick` reports work to it and raises :class:`OutOfTime` once it has expired, so
+a planner's inner loop needs one call and no parameter (threads start with no active budget;
+pass the budget and :meth:`Budget.active` it there).
 """
 
 from __future__ import annotations
@@ -19,14 +26,15 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 from .errors import CpplanError
 
-__all__ = ["Budget", "OutOfTime", "tick", "current", "check_time_limit",
-           "PLACEMENTS_PER_SECOND"]
+__all__ = ["Budget", "PlanOptions", "OutOfTime", "StopFlag", "tick", "current",
+           "check_time_limit", "PLACEMENTS_PER_SECOND"]
 
 #: Nominal speed of a block placement, turning placements into deterministic seconds.
 PLACEMENTS_PER_SECOND = 20_000
@@ -48,19 +56,91 @@ def check_time_limit(value: object, name: str = "time limit") -> float:
     return seconds
 
 
-class Budget:
-    """``seconds`` from now (``None``: no limit), a ``stop`` flag, wall or deterministic clock."""
+@dataclass(frozen=True)
+class PlanOptions:
+    """What every planner honours: at most ``time_limit`` seconds (``None``: no limit), the
+    ``seed`` of its random choices, ``deterministic`` (the same plan on every run and machine:
+    one thread, deterministic time) and ``workers`` (threads it may use)."""
 
-    def __init__(self, seconds: float | None = None, *, stop: threading.Event | None = None,
-                 deterministic: bool = False, parent: Budget | None = None) -> None:
+    time_limit: float | None = None
+    seed: int = 0
+    deterministic: bool = False
+    workers: int = 2
+
+    def __post_init__(self) -> None:
+        if self.time_limit is not None:
+            object.__setattr__(self, "time_limit",
+                               check_time_limit(self.time_limit, "time_limit"))
+        for name, low in (("seed", 0), ("workers", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise CpplanError(f"{name}: must be a whole number >= {low}, got {value!r}")
+        if not isinstance(self.deterministic, bool):
+            raise CpplanError(f"deterministic: must be True or False, got "
+                              f"{self.deterministic!r}")
+
+    def budget(self, stop: StopFlag | None = None) -> Budget:
+        """The budget of a run with these options (its own stop flag unless one is given)."""
+        return Budget(self.time_limit, options=self, stop=stop)
+
+
+class StopFlag(threading.Event):
+    """A stop flag that also runs the hooks registered while it is clear (see
+    :meth:`Budget.stopping`) when it is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._hooks: set[Callable[[], None]] = set()
+        self._lock = threading.Lock()
+
+    def set(self) -> None:
+        super().set()
+        with self._lock:
+            hooks = list(self._hooks)
+        for hook in hooks:
+            hook()
+
+    @contextmanager
+    def hook(self, fn: Callable[[], None]) -> Iterator[None]:
+        with self._lock:
+            self._hooks.add(fn)
+        try:
+            if self.is_set():
+                fn()
+            yield
+        finally:
+            with self._lock:
+                self._hooks.discard(fn)
+
+
+class Budget:
+    """``seconds`` from now (``None``: no limit), a ``stop`` flag, wall or deterministic clock,
+    and the run's :class:`PlanOptions` (a child's are its parent's)."""
+
+    def __init__(self, seconds: float | None = None, *, stop: StopFlag | None = None,
+                 deterministic: bool = False, parent: Budget | None = None,
+                 options: PlanOptions | None = None) -> None:
         self.parent = parent
-        self.deterministic = deterministic if parent is None else parent.deterministic
-        self.stop_flag = stop if stop is not None else (
-            parent.stop_flag if parent is not None else threading.Event())
+        if parent is not None:
+            options = parent.options
+        elif options is None:
+            options = PlanOptions(seconds, deterministic=deterministic)
+        self.options: PlanOptions = options
+        self.deterministic = options.deterministic
+        self.stop_flag: StopFlag = stop if stop is not None else (
+            parent.stop_flag if parent is not None else StopFlag())
         self._started = time.perf_counter()
         self._work = 0.0  # deterministic seconds reported to this budget and its children
         self._calls = 0
         self._limit = math.inf if seconds is None else check_time_limit(seconds)
+
+    @property
+    def workers(self) -> int:
+        return 1 if self.deterministic else self.options.workers
+
+    @property
+    def seed(self) -> int:
+        return self.options.seed
 
     # -- the clock ---------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -81,6 +161,15 @@ class Budget:
     def expired(self) -> bool:
         return self.remaining() <= 0.0
 
+    def deadline(self, seconds: float | None = None) -> float:
+        """The wall-clock moment (``time.perf_counter``) at which a search given ``seconds``
+        (default: all that is left) stops: never in deterministic mode, where node budgets end
+        searches instead."""
+        if self.deterministic:
+            return math.inf
+        left = self.remaining()
+        return time.perf_counter() + (left if seconds is None else min(seconds, left))
+
     def report(self, seconds: float) -> None:
         """Add ``seconds`` of deterministic work here and to every ancestor."""
         b: Budget | None = self
@@ -97,9 +186,17 @@ class Budget:
     def stopped(self) -> bool:
         return self.stop_flag.is_set()
 
+    def stopping(self, hook: Callable[[], None]) -> AbstractContextManager[None]:
+        """Context: while it is open, a stop runs ``hook`` (a solver's ``stop_search``)."""
+        return self.stop_flag.hook(hook)
+
     def within(self, seconds: float | None) -> Budget:
         """A child budget of at most ``seconds`` (and never past this one)."""
         return Budget(seconds, parent=self)
+
+    def share(self, fraction: float) -> Budget:
+        """A child budget of ``fraction`` of the time left now."""
+        return Budget(max(0.0, fraction * self.remaining()), parent=self)
 
     @contextmanager
     def active(self) -> Iterator[Budget]:

@@ -132,10 +132,15 @@ def brute_force(problem: Problem) -> BruteResult:
                 h = dict(heights)
                 h[p] = max(h[p], o + blk["top"])
                 chosen.append((p, o))
-                go(k + 1, h, moved + blk["traffic"] * pools[p].traffic_cost)
+                go(k + 1, h, moved + blk["traffic"] * (pools[p].traffic_cost - cheapest[k]))
                 chosen.pop()
 
-    go(0, {p: 0 for p in pools}, 0)
+    # What traffic costs at least, block by block, counted from the start (so that a partial
+    # objective bounds the whole one and prunes as well as heights alone do); each choice adds
+    # what its pool costs beyond that.
+    cheapest = [min((pools[p].traffic_cost for p in blk["cands"]), default=0) for blk in blocks]
+    go(0, {p: 0 for p in pools}, sum(blk["traffic"] * c for blk, c in zip(blocks, cheapest,
+                                                                          strict=True)))
     if best[0] is None:
         return BruteResult(None, None)
     placements: dict[str, tuple[str, int]] = {}

@@ -18,7 +18,7 @@ from cpplan import (
     make_blocks,
     objective_lower_bound,
 )
-from cpplan.exact.control import Control
+from cpplan.deadline import PlanOptions
 from cpplan.exact.dfs import fit
 from cpplan.exact.search import probe
 from cpplan.io import read_problem, write_plan, write_problem
@@ -104,7 +104,8 @@ def test_the_max_load_counts_windows_and_stays_below_the_optimum(problem):
                 if s == t:
                     by_root.setdefault(root, set()).update(range(lo, hi))
         best = max(best, sum(len(v) for v in by_root.values()))
-    assert bound == best * problem.pools[0].cost
+    pool = problem.pools[0]  # (and what the buffers move costs the same in the one pool)
+    assert bound == best * pool.cost + sum(b.traffic for b in problem.buffers) * pool.traffic_cost
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -128,11 +129,11 @@ def test_dfs_never_claims_infeasible_wrongly_and_its_plans_are_valid(problem):
     truth = brute_force(problem).objective
     blocks = make_blocks(problem)
     ids = np.arange(len(blocks))
-    control = Control.of(None, workers=1, deterministic=True)
+    control = PlanOptions(workers=1, deterministic=True).budget()
     for height in (truth, truth - 1):
         if height < 0:
             continue
-        out = fit(blocks, ids, height // blocks.scale, control, budget=5, node_budget=20000)
+        out = fit(blocks, ids, height // blocks.scale, control.within(5), node_budget=20000)
         if out.status == "feasible":
             plan = blocks.to_plan(out.pools, out.offsets, planner="dfs")  # checked
             assert plan.height <= height
@@ -261,10 +262,10 @@ def test_copies_of_a_windowed_buffer_interleave_in_the_exact_model(copies):
     assert brute_force(problem).objective == best
     blocks = make_blocks(problem)
     ids = np.arange(len(blocks))
-    control = Control.of(10, deterministic=True)
-    assert probe(blocks, ids, {0: best // blocks.scale}, control, budget=10,
+    control = PlanOptions(10, deterministic=True).budget()
+    assert probe(blocks, ids, {0: best // blocks.scale}, control.within(10),
                  dfs=False).status == "feasible"
-    assert probe(blocks, ids, {0: (best - 1) // blocks.scale}, control, budget=10,
+    assert probe(blocks, ids, {0: (best - 1) // blocks.scale}, control.within(10),
                  dfs=False).status == "infeasible"
 
 

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpplan import Alias, Buffer, Pool, Problem, check, objective_lower_bound
+from cpplan import Alias, Buffer, CapacityError, Pool, Problem, check, objective_lower_bound
 from cpplan.planners import get
-from cpplan.solve import solve
+from cpplan.solve import SolverParams, solve
 from tests.bruteforce import brute_force
 from tests.shared import benchmark
 from tests.strategies import problems
@@ -77,11 +77,29 @@ def test_never_worse_than_the_portfolio_never_below_the_bound(problem):
     assert plan.objective >= bound and plan.lower_bound >= bound
     assert plan.objective >= plan.lower_bound
     try:
-        # The same portfolio run solve() starts from (a tenth of its time, deterministic).
+        # The portfolio alone (deterministic, a second): solve runs the same planners.
         heuristic = get("portfolio")(problem, time_limit=1.0, seed=0, deterministic=True)
-    except Exception:  # the portfolio may fail a capacity the exact search meets
+    except CapacityError:  # the portfolio may fail a capacity the exact search meets
         return
     assert plan.objective <= heuristic.objective
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(max_buffers=10, gaps=True), st.sampled_from([0.05, 0.3, 1.0]))
+def test_the_answer_is_never_worse_than_a_heuristic_that_finished(problem, limit):
+    # The anytime floor: every stage starts from the best plan so far and can only improve it,
+    # at any limit. The first plan is best-fit in size order; run alone, it finishes here.
+    plan = solve(problem, time_limit=limit, deterministic=True)
+    if not plan.placements:
+        return
+    assert not check(problem, plan)
+    offered = plan.stats["offered"]
+    assert offered and plan.objective <= min(offered.values())
+    try:
+        alone = get("best-fit")(problem, order="size")
+    except CapacityError:
+        return
+    assert plan.objective <= alone.objective
 
 
 several_pools = problems(min_buffers=2, max_buffers=6, max_pools=3, max_size=24, max_time=6,
@@ -310,19 +328,12 @@ def test_a_component_brought_down_is_kept_while_another_sets_the_height():
     assert plan.height == problem.meta["optimum"]
 
 
-@pytest.fixture
-def every_problem_pool_by_pool():
-    # (Function scope: the patch ends with the test; hypothesis' examples share it.)
-    import cpplan.solve as solve_module
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(solve_module, "MAX_EXACT_BLOCKS", 0)
-        yield mp
+#: Every problem of several pools goes the way of the large ones: no model of all the pools.
+POOL_BY_POOL = SolverParams(max_exact_blocks=0)
 
 
-@pytest.mark.usefixtures("every_problem_pool_by_pool")
 def test_several_pools_beyond_one_model_are_improved_pool_by_pool():
-    # Above MAX_EXACT_BLOCKS no model of all the pools is built: the heuristics choose the
+    # Above max_exact_blocks no model of all the pools is built: the heuristics choose the
     # pools, then each pool is solved on its own from its offsets until the time limit.
     import random
 
@@ -335,14 +346,15 @@ def test_several_pools_beyond_one_model_are_improved_pool_by_pool():
     problem = Problem(tuple(buffers), (Pool("fast", capacity=20_000, cost=3), Pool("slow")))
     greedy = get("portfolio")(problem)
     phases = []
-    plan = solve(problem, time_limit=6, progress=lambda p: phases.append(p.phase))
+    plan = solve(problem, time_limit=6, progress=lambda p: phases.append(p.phase),
+                 params=POOL_BY_POOL)
     assert not check(problem, plan)
     assert "pools" in phases
     assert plan.objective < greedy.objective
-    assert plan.status == "feasible"  # the pools' choice was not searched: no proof
+    # (optimal when it reaches the total load in the cheapest pool, as it does here in time)
+    assert plan.status in ("optimal", "feasible") and plan.lower_bound <= plan.objective
 
 
-@pytest.mark.usefixtures("every_problem_pool_by_pool")
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(problems(max_buffers=7, gaps=True))
 def test_pool_by_pool_agrees_with_brute_force(problem):
@@ -351,7 +363,7 @@ def test_pool_by_pool_agrees_with_brute_force(problem):
     from hypothesis import assume
 
     assume(len(problem.pools) > 1)
-    plan = solve(problem, time_limit=1, planners=["naive"], explain=False)
+    plan = solve(problem, time_limit=1, planners=["naive"], explain=False, params=POOL_BY_POOL)
     best = brute_force(problem).objective
     if plan.status == "infeasible":
         assert best is None

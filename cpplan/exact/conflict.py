@@ -34,26 +34,27 @@ import numpy as np
 
 from ..blocks import Blocks, make_blocks
 from ..bounds import load_profile
+from ..deadline import Budget, PlanOptions
 from ..plan import Conflict
 from ..problem import Problem
-from .control import Control
 from .search import probe
 
-__all__ = ["Conflict", "irreducible_conflict"]
+__all__ = ["Conflict", "irreducible_conflict", "DEFAULT"]
 
 FIRST_PROBE = 0.5  # seconds for a decision's first try
+#: The default run: ten seconds, one worker.
+DEFAULT = PlanOptions(time_limit=10.0, workers=1)
 
-def irreducible_conflict(problem: Problem | Blocks, *, budget: float = 10.0,
-                         workers: int = 1, seed: int = 0,
-                         deterministic: bool = False) -> Conflict | None:
+def irreducible_conflict(problem: Problem | Blocks,
+                         options: PlanOptions | Budget = DEFAULT) -> Conflict | None:
     """A set of buffers that cannot be placed together, irreducible when time allows.
 
-    ``None`` when no such set was proven within ``budget`` seconds (the problem fits, or its
-    infeasibility was not proven in time). The set returned is always proven infeasible.
+    ``None`` when no such set was proven within the time (``options``, a run of its own, by
+    default :data:`DEFAULT`; or a :class:`Budget`, a stage of a larger run): the problem fits,
+    or its infeasibility was not proven in time. The set returned is always proven infeasible.
     """
     blocks = problem if isinstance(problem, Blocks) else make_blocks(problem)
-    control = Control.of(max(budget, 0.0), workers=workers, seed=seed,
-                         deterministic=deterministic)
+    budget = options if isinstance(options, Budget) else options.budget()
     found = _load_conflict(blocks)
     how = "max-load"
     if found is not None and found[1]:
@@ -64,15 +65,15 @@ def irreducible_conflict(problem: Problem | Blocks, *, budget: float = 10.0,
         how = "exact"
         start = None
         for comp in sorted(blocks.components(), key=len):
-            answer = _fits(blocks, comp, control)
+            answer = _fits(blocks, comp, budget)
             if answer is False:
                 start = comp
                 break
-            if answer is None and control.remaining() <= 0:
+            if answer is None and budget.remaining() <= 0:
                 return None
         if start is None:
             return None
-    kept, irreducible = _deletion_filter(blocks, start, control)
+    kept, irreducible = _deletion_filter(blocks, start, budget)
     return _named(blocks, kept, irreducible, how)
 
 
@@ -126,7 +127,7 @@ def _bytes_at(blocks: Blocks, i: int, k: int) -> int:
 
 
 def _deletion_filter(blocks: Blocks, start: np.ndarray,
-                     control: Control) -> tuple[np.ndarray, bool]:
+                     budget: Budget) -> tuple[np.ndarray, bool]:
     """Shrink the proven infeasible set ``start``: chunks first, then one block at a time."""
     kept = list(np.asarray(start).tolist())
     # Small blocks first: they are the likeliest to be unnecessary.
@@ -134,9 +135,9 @@ def _deletion_filter(blocks: Blocks, start: np.ndarray,
     chunk = len(kept) // 2
     while chunk > 1:
         pos = 0
-        while pos < len(kept) and control.remaining() > 0:
+        while pos < len(kept) and budget.remaining() > 0:
             trial = kept[:pos] + kept[pos + chunk:]
-            if trial and _fits(blocks, np.asarray(trial, np.int64), control) is False:
+            if trial and _fits(blocks, np.asarray(trial, np.int64), budget) is False:
                 kept = trial
             else:
                 pos += chunk
@@ -145,7 +146,7 @@ def _deletion_filter(blocks: Blocks, start: np.ndarray,
     pos = 0
     while pos < len(kept):
         trial = kept[:pos] + kept[pos + 1:]
-        answer = _fits(blocks, np.asarray(trial, np.int64), control) if trial else True
+        answer = _fits(blocks, np.asarray(trial, np.int64), budget) if trial else True
         if answer is False:
             kept = trial
             continue
@@ -155,34 +156,34 @@ def _deletion_filter(blocks: Blocks, start: np.ndarray,
     return np.asarray(kept, np.int64), irreducible
 
 
-def _fits(blocks: Blocks, ids: np.ndarray, control: Control) -> bool | None:
+def _fits(blocks: Blocks, ids: np.ndarray, budget: Budget) -> bool | None:
     """Whether blocks ``ids`` fit within the pools' capacities: True, False (proven) or None."""
     ids = np.asarray(ids, np.int64)
     if len(ids) == 0:
         return True
-    if control.remaining() <= 0:
+    if budget.remaining() <= 0:
         return None
     heights = _heights(blocks, ids)
     for i in ids.tolist():
         if all(max(int(blocks.fixed[i]), 0) + int(blocks.size[i]) > heights[p]
                for p in blocks.pools[i]):
             return False  # fits in none of its pools, whatever the others do
-    return _probe(blocks, ids, heights, control)
+    return _probe(blocks, ids, heights, budget)
 
 
 def _probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int],
-           control: Control) -> bool | None:
+           budget: Budget) -> bool | None:
     """One decision, with budgets that grow fourfold (a probe given the whole remaining budget
     would spend half of it in the branch-and-bound search first, in deterministic mode)."""
-    budget = FIRST_PROBE
+    seconds = FIRST_PROBE
     while True:
-        budget = min(budget, control.remaining())
-        out = probe(blocks, ids, heights, control, budget=budget)
+        seconds = min(seconds, budget.remaining())
+        out = probe(blocks, ids, heights, budget.within(seconds))
         if out.status in ("feasible", "infeasible"):
             return out.status == "feasible"
-        if budget >= control.remaining() or control.remaining() <= 0:
+        if seconds >= budget.remaining() or budget.remaining() <= 0:
             return None
-        budget *= 4
+        seconds *= 4
 
 
 def _heights(blocks: Blocks, ids: np.ndarray) -> dict[int, int]:

@@ -55,7 +55,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import Budget
 from ..sweep import OverlapIndex, canonical_nodes
-from .control import Control, Outcome
+from .outcome import Outcome
 
 __all__ = ["fit", "single_pool", "preorders", "HEURISTICS", "ALIGNED_HEURISTICS"]
 
@@ -77,22 +77,20 @@ class _Abort(Exception):
         self.why = why
 
 
-def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budget: float,
+def fit(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
         node_budget: int | None = None, heuristics: tuple[str, ...] | None = None,
-        cancel: threading.Event | None = None, stats: dict | None = None,
-        charge: Budget | None = None) -> Outcome:
+        cancel: threading.Event | None = None, stats: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit in their pool at most ``height`` high (scaled units)?
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (offsets aligned, fixed offsets
     kept, no two blocks that share a moment overlap, every top at most ``height`` and the pool's
     capacity); ``infeasible`` only when the search space is exhausted (a proof); ``unknown`` when
-    ``budget`` seconds (or ``node_budget`` nodes, the deterministic limit), the control's deadline
-    or its stop flag (or ``cancel``, set by a racer that answered first) end the search first, or
-    when the input is declined (see module docstring).
+    ``budget`` (or ``node_budget`` nodes, the deterministic limit) or its stop flag (or
+    ``cancel``, set by a racer that answered first) end the search first, or when the input is
+    declined (see module docstring).
     ``stats`` (a dict) receives ``nodes`` and ``heuristic``. The nodes searched are charged to
-    ``charge`` (default: the control's budget) as deterministic time,
-    :data:`DFS_NODES_PER_SECOND`; in deterministic mode only the node budget and the stop flags
-    end the search, never the wall clock.
+    ``budget`` as deterministic time, :data:`DFS_NODES_PER_SECOND`; in deterministic mode only
+    the node budget and the stop flags end the search, never the wall clock.
     """
     ids = np.asarray(ids, np.int64)
     n = len(ids)
@@ -126,10 +124,9 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budge
     if heuristics is None:
         heuristics = _preorders(align[live])
     try:
-        status, why = search.run(control, cancel, control.deadline(budget), node_budget,
-                                 heuristics)
+        status, why = search.run(budget, cancel, node_budget, heuristics)
     finally:
-        (charge or control.budget).report(search.total_nodes / DFS_NODES_PER_SECOND)
+        budget.report(search.total_nodes / DFS_NODES_PER_SECOND)
     if stats is not None:
         stats.update(nodes=search.total_nodes, heuristic=search.heuristic)
     detail = f"dfs {search.heuristic}, {search.total_nodes} nodes"
@@ -223,10 +220,10 @@ class _Search:
 
     # -- driver -------------------------------------------------------------------------------
 
-    def run(self, control: Control, cancel: threading.Event | None, deadline: float,
-            node_budget: int | None, heuristics: tuple[str, ...]) -> tuple[str, str]:
-        self.control, self.cancel = control, cancel
-        self.deadline, self.node_budget = deadline, node_budget
+    def run(self, budget: Budget, cancel: threading.Event | None, node_budget: int | None,
+            heuristics: tuple[str, ...]) -> tuple[str, str]:
+        self.stop, self.cancel = budget.stop_flag, cancel
+        self.deadline, self.node_budget = budget.deadline(), node_budget
         limit = self.n  # doubled before the first round, as in MiniMalloc
         lim = sys.getrecursionlimit()
         if lim < 4 * self.n + 1000:
@@ -263,7 +260,7 @@ class _Search:
 
     def _poll(self) -> None:
         self.next_poll = POLL_EVERY
-        if self.control.stopped.is_set() or (self.cancel is not None and self.cancel.is_set()):
+        if self.stop.is_set() or (self.cancel is not None and self.cancel.is_set()):
             raise _Abort("stopped")
         if time.perf_counter() > self.deadline:
             raise _Abort("time")

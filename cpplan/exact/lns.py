@@ -35,8 +35,9 @@ from ortools.sat.python import cp_model
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from .control import Control, Outcome
+from .cpsat import new_solver, run
 from .model import build_model
+from .outcome import Outcome
 
 __all__ = ["improve", "WINDOW_START", "WINDOW_MIN", "WINDOW_MAX"]
 
@@ -107,8 +108,8 @@ def _obstacles(blocks: Blocks, ids: np.ndarray, offs: np.ndarray, win: np.ndarra
     return cand[hit]
 
 
-def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Control, *,
-            budget: Budget, lower: int = 0,
+def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget, *,
+            lower: int = 0,
             report: Callable[[int, np.ndarray], None] | None = None) -> Outcome:
     """Lower the height of the packing ``offsets`` of blocks ``ids`` (one pool, scaled units)
     until ``budget`` runs out, the stop flag is set, or the height reaches ``lower``.
@@ -121,12 +122,12 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Contr
     ids = np.asarray(ids, np.int64)
     offs = np.asarray(offsets, np.int64).copy()
     size = blocks.size[ids]
-    rng = np.random.default_rng(control.seed)
+    rng = np.random.default_rng(budget.seed)
     k = min(WINDOW_START, len(ids))
     step = STEP_SECONDS
     windows = improved = 0
     overhead = 0.0  # the most a window took to choose and build, on the budget's clock
-    while budget.remaining() > max(0.05, 2 * overhead) and not control.stopped.is_set():
+    while budget.remaining() > max(0.05, 2 * overhead):
         began = budget.elapsed()
         tops = offs + size
         height = int(tops.max())
@@ -144,7 +145,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Contr
             # Lowest offsets in all under the window's height: blocks come down where they
             # can and leave room above them for later windows (a move on a plateau).
             pm.model.minimize(sum(o for o in pm.offset if not isinstance(o, int)))
-        if control.deterministic:
+        if budget.deterministic:
             budget.report(BUILD_SECONDS_PER_BLOCK * (len(win) + len(obst) + len(ids) / 100))
         # (On large components choosing a window costs time too: a window that starts must
         # end within the time limit.)
@@ -152,8 +153,8 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, control: Contr
         seconds = min(step, budget.remaining())
         if seconds <= 0.01:
             break
-        solver = control.solver(seconds, control.workers)
-        status = control.run(solver, pm.model, budget=budget)
+        solver = new_solver(budget, seconds, budget.workers)
+        status = run(budget, solver, pm.model)
         windows += 1
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             _pools, new = pm.read(solver)

@@ -46,8 +46,8 @@ from ..deadline import Budget, OutOfTime
 from ..errors import CapacityError
 from ..planners.fit import order_blocks
 from ..planners.placer import Placer
-from .control import Control, Outcome
 from .dfs import fit, preorders, single_pool
+from .outcome import Outcome
 from .search import DIVE_NODES_PER_BLOCK, probe
 
 __all__ = ["peak_first", "SPANS", "GROWTH_SPAN", "MAX_WINDOW", "PROBE_UP_TO"]
@@ -71,8 +71,8 @@ FILLS = (("size", "first"), ("size", "best"), ("area", "best"))
 FILLS_ORDERS = tuple(dict.fromkeys(name for name, _ in FILLS))
 
 
-def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, control: Control,
-               *, budget: Budget, target: int,
+def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budget: Budget,
+               *, target: int,
                report: Callable[[int, np.ndarray], None] | None = None) -> Outcome:
     """Pack component ``ids`` (one pool, scaled units) exact at the peak and greedy elsewhere
     (module docstring), aiming at height ``target``; ``offsets`` is the best packing so far
@@ -128,8 +128,8 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
                               detail="the best plan's")
         key = win.tobytes() + np.array(hull, np.int64).tobytes()
         if key not in generated:
-            generated[key] = ([], _window_packings(blocks, ids, win, hull, placer, control,
-                                                   budget, target))
+            generated[key] = ([], _window_packings(blocks, ids, win, hull, placer, budget,
+                                                   target))
         done, more = generated[key]
         k = 0
         while True:
@@ -163,8 +163,8 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
                     fills.append(filled[key])
                 continue
             tried += 1
-            offs = _fill(blocks, ids, window, fill_orders, placer, packed.offsets, control,
-                         budget, target, best_h)
+            offs = _fill(blocks, ids, window, fill_orders, placer, packed.offsets, budget,
+                         target, best_h)
             if offs is None:
                 continue  # (out of time: not remembered)
             h = int((offs + size).max())
@@ -189,8 +189,7 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
     seeds = [(span, with_large) for span in SPANS for with_large in (False, True)
              if not with_large or large.any()]
     k = 0
-    while k < len(seeds) and best_h > target and budget.remaining() > 0.05 \
-            and not control.stopped.is_set():
+    while k < len(seeds) and best_h > target and budget.remaining() > 0.05:
         before = best_h
         span, with_large = seeds[k]
         window = large.copy() if with_large else np.zeros(len(ids), bool)
@@ -200,7 +199,7 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, cont
     # Then one window grows around the moments where its fills go over the target.
     window = np.zeros(len(ids), bool)
     moments = [peak]
-    while best_h > target and budget.remaining() > 0.05 and not control.stopped.is_set():
+    while best_h > target and budget.remaining() > 0.05:
         got = attempt(moments, GROWTH_SPAN, window)
         if got:
             return proof(int(window.sum()))
@@ -235,8 +234,7 @@ def _result(ids: np.ndarray, best: np.ndarray | None, **what: object) -> Outcome
 
 
 def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tuple[int, int],
-                     placer: Placer, control: Control, budget: Budget,
-                     target: int) -> Iterator[Outcome]:
+                     placer: Placer, budget: Budget, target: int) -> Iterator[Outcome]:
     """Packings of the window's blocks (positions ``win`` into ``ids``, alive in the moments
     ``span``) within ``target``, as ``feasible`` outcomes with their offsets, distinct ones
     only: best-fit's in each order that reaches the target, then, for windows of at most
@@ -256,7 +254,7 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
               "lifetime": np.lexsort((k, start, -size, -life))}
     seen: list[np.ndarray] = []
     for name, order in orders.items():
-        offs = _place(blocks, placer, [], w_ids[order], "best", control, budget)
+        offs = _place(blocks, placer, [], w_ids[order], "best", budget)
         if offs is None or int((offs[w_ids] + size).max()) > target:
             continue
         got = offs[w_ids]
@@ -276,11 +274,10 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
     dived = False
     if len(w_ids) <= PROBE_UP_TO and single_pool(blocks, w_ids) is not None:
         for order in preorders(blocks, w_ids):
-            if not affordable() or control.stopped.is_set():
+            if not affordable():
                 return
-            out = fit(blocks, w_ids, target, control, budget=PROBE_SHARE * budget.remaining(),
-                      node_budget=DIVE_NODES_PER_BLOCK * len(w_ids), heuristics=(order,),
-                      charge=budget)
+            out = fit(blocks, w_ids, target, budget.share(PROBE_SHARE),
+                      node_budget=DIVE_NODES_PER_BLOCK * len(w_ids), heuristics=(order,))
             if out.status == "infeasible":
                 yield out
                 return
@@ -290,14 +287,13 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
                     seen.append(out.offsets)
                     yield out
     if not dived and len(w_ids) <= PROBE_UP_TO and affordable():
-        out = probe(blocks, w_ids, {0: target}, control,
-                    budget=PROBE_SHARE * budget.remaining(), within=budget)
+        out = probe(blocks, w_ids, {0: target}, budget.share(PROBE_SHARE))
         if out.status in ("feasible", "infeasible"):
             yield out
 
 
 def _fill(blocks: Blocks, ids: np.ndarray, window: np.ndarray, orders: dict[str, np.ndarray],
-          placer: Placer, packed: np.ndarray, control: Control, budget: Budget, target: int,
+          placer: Placer, packed: np.ndarray, budget: Budget, target: int,
           best: float) -> np.ndarray | None:
     """The component's offsets with the window at ``packed`` (but its blocks at -1) and the
     other blocks placed around it, or None when time ran out. The fills of :data:`FILLS` are
@@ -313,7 +309,7 @@ def _fill(blocks: Blocks, ids: np.ndarray, window: np.ndarray, orders: dict[str,
         if found is not None and (found[0] <= target or found[0] >= best):
             break
         order = orders[name]
-        offs = _place(blocks, placer, fixed, ids[order[~placed[order]]], mode, control, budget)
+        offs = _place(blocks, placer, fixed, ids[order[~placed[order]]], mode, budget)
         if offs is None:
             continue
         h = int((offs[ids] + blocks.size[ids]).max())
@@ -323,10 +319,10 @@ def _fill(blocks: Blocks, ids: np.ndarray, window: np.ndarray, orders: dict[str,
 
 
 def _place(blocks: Blocks, placer: Placer, fixed: list[tuple[int, int]], order: np.ndarray,
-           mode: str, control: Control, budget: Budget) -> np.ndarray | None:
+           mode: str, budget: Budget) -> np.ndarray | None:
     """Offsets (over all blocks) after putting ``fixed`` and placing ``order`` by ``mode``;
     None when the budget ran out or a capacity was met."""
-    if budget.remaining() <= 0 or control.stopped.is_set():
+    if budget.remaining() <= 0:
         return None
     placer.clear()
     for i, off in fixed:

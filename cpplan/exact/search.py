@@ -10,8 +10,9 @@
   holds the GIL, so it takes one worker's place; the CP-SAT threads release it).
 * :func:`minimise` runs CP-SAT's own portfolio on the objective, from a hint and under an upper
   bound, and reports the best packing and the proven bound as they move.
-* A :class:`Control` carries the deadline and the stop flag: Ctrl-C (or a caller) stops the
-  running solvers, which return their best packing so far.
+* The :class:`cpplan.deadline.Budget` given carries the time limit, the stop flag and the
+  options: Ctrl-C (or a caller) stops the running solvers, which return their best packing so
+  far.
 
 In deterministic mode everything runs in one thread and time slices are CP-SAT's deterministic
 time, so the same input gives the same packing on every machine load.
@@ -19,6 +20,7 @@ time, so the same input gives the same packing on every machine load.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 
@@ -27,12 +29,13 @@ from ortools.sat.python import cp_model
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from .control import Control, Outcome
+from .cpsat import new_solver, run
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
 from .model import build_model
+from .outcome import Outcome
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
 
-__all__ = ["Control", "Outcome", "probe", "minimise"]
+__all__ = ["Outcome", "probe", "minimise"]
 
 RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
@@ -48,10 +51,9 @@ TILE_SHARE_ALIGNED = 0.25
 RACE_SHARE_ALIGNED = 0.7
 
 
-def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Control, *,
-          budget: float, orders: tuple[str, ...] = RACE_ORDERS,
-          first_slice: float = 0.25, dfs: bool = True, dive: bool = True,
-          within: Budget | None = None, tiling: bool = True) -> Outcome:
+def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budget, *,
+          orders: tuple[str, ...] = RACE_ORDERS, first_slice: float = 0.25, dfs: bool = True,
+          dive: bool = True, tiling: bool = True) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, tight blocks (one pool, the load at the height over
@@ -64,11 +66,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
     or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. With
     ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
-    block, at most ``DIVE_SHARE`` of the budget). Spends at
-    most ``budget`` seconds, charged to ``within`` (default: the control's budget), and never
-    past it.
+    block, at most ``DIVE_SHARE`` of the budget). Spends at most ``budget``.
     """
-    mine = (within or control.budget).within(budget)
+    mine = budget
     pool = single_pool(blocks, ids)
     if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
         # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
@@ -82,16 +82,15 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
 
         def tiling_search(share: float) -> Outcome:
             nodes = (int(share * mine.remaining() * TILE_NODES_PER_SECOND)
-                     if control.deterministic else None)
-            return tile(blocks, ids, heights[pool], control, budget=share * mine.remaining(),
-                        node_budget=nodes, charge=mine, resume=memo)
+                     if mine.deterministic else None)
+            return tile(blocks, ids, heights[pool], mine.share(share), node_budget=nodes,
+                        resume=memo)
 
         out = tiling_search(tile_share)
         if out.status in ("feasible", "infeasible"):
             return out
-        out = probe(blocks, ids, heights, control, budget=race_share * mine.remaining(),
-                    orders=orders, first_slice=first_slice, dfs=dfs, dive=dive, within=mine,
-                    tiling=False)
+        out = probe(blocks, ids, heights, mine.share(race_share), orders=orders,
+                    first_slice=first_slice, dfs=dfs, dive=dive, tiling=False)
         if out.status in ("feasible", "infeasible") or mine.remaining() <= 0:
             return out
         return tiling_search(1.0)
@@ -100,10 +99,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     result: list[Outcome] = []
     local = threading.Event()
     running: set[cp_model.CpSolver] = set()
-    if dfs_pool is not None and control.deterministic:
-        out = fit(blocks, ids, heights[dfs_pool], control, budget=mine.remaining(),
-                  node_budget=int(DFS_SHARE * mine.remaining() * DFS_NODES_PER_SECOND),
-                  charge=mine)
+    if dfs_pool is not None and mine.deterministic:
+        out = fit(blocks, ids, heights[dfs_pool], mine,
+                  node_budget=int(DFS_SHARE * mine.remaining() * DFS_NODES_PER_SECOND))
         if out.status in ("feasible", "infeasible"):
             return out
         dfs_pool = None
@@ -113,8 +111,8 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
         # machine with CP-SAT's threads. A few nodes per block, and a small share of the
         # budget, are all it gets before the race (the first preorder's first round: WAT, or
         # LWA when alignments differ).
-        out = fit(blocks, ids, heights[dfs_pool], control, budget=DIVE_SHARE * mine.remaining(),
-                  node_budget=DIVE_NODES_PER_BLOCK * len(ids), charge=mine)
+        out = fit(blocks, ids, heights[dfs_pool], mine.share(DIVE_SHARE),
+                  node_budget=DIVE_NODES_PER_BLOCK * len(ids))
         if out.status in ("feasible", "infeasible"):
             return out
     tasks: list[tuple[str, float]] = []
@@ -140,7 +138,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     def worker() -> None:
         while True:
             with lock:
-                if local.is_set() or not tasks or control.stopped.is_set():
+                if local.is_set() or not tasks or mine.stopped:
                     return
                 order, seconds = tasks.pop()
             left = mine.remaining()
@@ -149,10 +147,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
             pm = model_of(order)
             if local.is_set():
                 return
-            solver = control.solver(min(seconds, left))
+            solver = new_solver(mine, min(seconds, left))
             with lock:
                 running.add(solver)
-            status = control.run(solver, pm.model, budget=mine)
+            status = run(mine, solver, pm.model)
             with lock:
                 running.discard(solver)
                 if local.is_set():
@@ -167,8 +165,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
                 halt()
 
     def dfs_worker() -> None:
-        out = fit(blocks, ids, heights[dfs_pool], control, budget=mine.remaining(),
-                  cancel=local)
+        out = fit(blocks, ids, heights[dfs_pool], mine, cancel=local)
         with lock:
             if local.is_set():
                 return
@@ -182,7 +179,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     if dfs_pool is not None:
         threads.append(threading.Thread(target=dfs_worker, daemon=True))
         threads[0].start()
-    n_threads = 1 if control.deterministic else max(1, min(control.workers, len(orders)))
+    n_threads = max(1, min(mine.workers, len(orders)))
     if dfs_pool is not None:
         n_threads = max(1, n_threads - 1)
     more = [threading.Thread(target=worker, daemon=True) for _ in range(n_threads)]
@@ -192,7 +189,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], control: Con
     while any(t.is_alive() for t in threads):
         for t in threads:
             t.join(timeout=0.05)
-        if control.stopped.is_set():
+        if mine.stopped:
             with lock:
                 halt()
     return result[0] if result else Outcome("unknown")
@@ -208,34 +205,37 @@ class _Progress(cp_model.CpSolverSolutionCallback):
             self.report(self.objective_value, self.best_objective_bound)
 
 
-def minimise(blocks: Blocks, ids: np.ndarray, control: Control, *, height_max: dict[int, int],
+def minimise(blocks: Blocks, ids: np.ndarray, budget: Budget, *, height_max: dict[int, int],
              height_min: dict[int, int], hint: tuple[np.ndarray, np.ndarray] | None,
-             budget: float, report: Callable[[float, float], None] | None = None,
-             within: Budget | None = None) -> Outcome:
-    """Minimise ``sum(cost * height)`` of blocks ``ids`` from ``hint``, for ``budget`` seconds.
+             report: Callable[[float, float], None] | None = None) -> Outcome:
+    """Minimise the objective of blocks ``ids`` (:func:`cpplan.exact.model.objective_of`, in
+    bytes) from ``hint``, within ``budget``.
 
-    The outcome's bound is CP-SAT's proven objective bound (in scaled units times cost);
-    ``optimal`` means CP-SAT proved it, for this model.
+    The outcome's bound is CP-SAT's proven bound on that objective; ``optimal`` means CP-SAT
+    proved it, for this model.
     """
     pm = build_model(blocks, ids, height_max=height_max, height_min=height_min, minimise=True,
                      strategy=None, hint=hint)
-    mine = (within or control.budget).within(budget)
-    seconds = mine.remaining()
+    seconds = budget.remaining()
     if seconds <= 0.01:
         return Outcome("unknown")
-    solver = control.solver(seconds, control.workers)
+    solver = new_solver(budget, seconds, budget.workers)
     box: list[int] = []
 
-    def run() -> None:
-        box.append(control.run(solver, pm.model, _Progress(report), budget=mine))
+    def solve() -> None:
+        box.append(run(budget, solver, pm.model, _Progress(report)))
 
-    t = threading.Thread(target=run, daemon=True)
+    t = threading.Thread(target=solve, daemon=True)
     t.start()
     while t.is_alive():
         t.join(timeout=0.05)
     status = box[0] if box else cp_model.UNKNOWN
-    bound = int(np.ceil(solver.best_objective_bound - 1e-6)) if status != cp_model.INFEASIBLE \
-        and status != cp_model.MODEL_INVALID else None
+    bound = None
+    if status not in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
+        # CP-SAT's bound on an integer objective, as a double: exact below 2**53; beyond, one
+        # unit in the last place lower, so that rounding never claims more than was proven.
+        x = solver.best_objective_bound
+        bound = math.ceil(x - 1e-6 - math.ulp(x))
     if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
         pools, offs = pm.read(solver)
         return Outcome("optimal" if status == cp_model.OPTIMAL else "feasible", pools, offs,

@@ -63,9 +63,9 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from .control import Control, Outcome
 from .dfs import single_pool
 from .dissection import dissections
+from .outcome import Outcome
 
 __all__ = ["tile", "tight_share", "is_tight", "TIGHT_FROM"]
 
@@ -123,20 +123,19 @@ def is_tight(blocks: Blocks, ids: np.ndarray, height: int) -> bool:
         tight_share(blocks, ids, height) >= TIGHT_FROM
 
 
-def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budget: float,
+def tile(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
          node_budget: int | None = None, cancel: threading.Event | None = None,
-         charge: Budget | None = None, stats: dict | None = None,
-         resume: dict | None = None, merge: bool = True) -> Outcome:
+         stats: dict | None = None, resume: dict | None = None, merge: bool = True) -> Outcome:
     """Do blocks ``ids`` fit in their pool at most ``height`` high (scaled units)? Answered by
     the tiling search (module docstring).
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (aligned, no two blocks that share
     a moment overlap, every top within ``height`` and the capacity); ``infeasible`` only when a
     search ran to exhaustion with zero slack at every moment (a proof); otherwise ``unknown``:
-    the time (``budget`` seconds, the control's deadline), ``node_budget`` (the deterministic
-    limit, in nodes), the stop flags or ``cancel`` ended it, or the input is declined (several
-    candidate pools, blocks with several pieces, fixed offsets). The nodes searched are charged
-    to ``charge`` (default: the control's budget) at :data:`TILE_NODES_PER_SECOND`.
+    ``budget``, ``node_budget`` (the deterministic limit, in nodes), the stop flags or
+    ``cancel`` ended it, or the input is declined (several candidate pools, blocks with several
+    pieces, fixed offsets). The nodes searched are charged to ``budget`` at
+    :data:`TILE_NODES_PER_SECOND`.
     ``stats`` (a dict) receives ``nodes`` and ``restarts``. A call given the same ``resume``
     dict as an earlier one on the same blocks and height goes on from where that one stopped
     (its restarts and the deepest search's choices), instead of starting afresh. With ``merge``,
@@ -176,10 +175,10 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     if key not in memo:
         memo[key] = _Attempts(size[live], align, local[:len(live)], local[len(live):], H,
                               merge)
-        (charge or control.budget).report(len(live) * DISSECT_SECONDS_PER_BLOCK)
+        budget.report(len(live) * DISSECT_SECONDS_PER_BLOCK)
     attempts = memo[key]
-    started, merged_before = time.perf_counter(), attempts.reduced_nodes()
-    solution = attempts.merged(control, budget, node_budget, cancel, charge)
+    merged_before = attempts.reduced_nodes()
+    solution = attempts.merged(budget, node_budget, cancel)
     if solution is not None:
         offsets[live] = solution
         if stats is not None:
@@ -189,29 +188,28 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
         return Outcome("feasible", pools, offsets,
                        detail=f"tiling of {merged} merged blocks, "
                        f"{attempts.reduced_nodes()} nodes")
-    budget -= time.perf_counter() - started
     if node_budget is not None:
         node_budget -= attempts.reduced_nodes() - merged_before
     search = attempts.search
     before = search.nodes
-    deadline = control.deadline(budget)
+    deadline = budget.deadline()
     helper = None
-    if control.workers >= 2 and not control.deterministic and len(live) >= HELPER_FROM \
-            and os.name == "posix" and sys.executable:
+    if budget.workers >= 2 and len(live) >= HELPER_FROM and os.name == "posix" \
+            and sys.executable:
         try:
-            helper = _Helper(search, (control.seed, 1 + search.restarts), deadline)
+            helper = _Helper(search, (budget.seed, 1 + search.restarts), deadline)
         except OSError:  # no interpreter to start (an embedded Python): search alone
             helper = None
 
     def stopped() -> bool:
-        return control.stopped.is_set() or (cancel is not None and cancel.is_set()) or \
+        return budget.stopped or (cancel is not None and cancel.is_set()) or \
             (helper is not None and helper.answered())
 
     try:
-        status = search.run(control.seed, deadline,
+        status = search.run(budget.seed, deadline,
                             None if node_budget is None else before + node_budget, stopped)
     finally:
-        (charge or control.budget).report((search.nodes - before) / TILE_NODES_PER_SECOND)
+        budget.report((search.nodes - before) / TILE_NODES_PER_SECOND)
     solution = search.solution
     detail = f"tiling, {search.nodes} nodes, {search.restarts} restarts"
     if helper is not None:
@@ -259,8 +257,8 @@ class _Attempts:
     def reduced_nodes(self) -> int:
         return sum(search.nodes for _d, search, _done in self.tries)
 
-    def merged(self, control: Control, budget: float, node_budget: int | None,
-               cancel: threading.Event | None, charge: Budget | None) -> list[int] | None:
+    def merged(self, budget: Budget, node_budget: int | None,
+               cancel: threading.Event | None) -> list[int] | None:
         """The blocks' offsets from a packing of the merged blocks, found within
         :data:`MERGED_SHARE` of the budget (or nodes; what a try does not use, the next one
         has), or None."""
@@ -268,11 +266,11 @@ class _Attempts:
             if search.solution:  # (asked again after an answer)
                 return d.offsets(np.asarray(search.solution, np.int64)).tolist()
         pending = [t for t in self.tries if not t[2]]
-        ends = control.deadline(MERGED_SHARE * budget)
+        ends = budget.deadline(MERGED_SHARE * budget.remaining())
         nodes_left = None if node_budget is None else int(MERGED_SHARE * node_budget)
 
         def stopped() -> bool:
-            return control.stopped.is_set() or (cancel is not None and cancel.is_set())
+            return budget.stopped or (cancel is not None and cancel.is_set())
 
         for k, attempt in enumerate(pending):
             d, search, _done = attempt
@@ -280,10 +278,9 @@ class _Attempts:
             deadline = time.perf_counter() + share * max(0.0, ends - time.perf_counter())
             nodes = None if nodes_left is None else before + int(share * nodes_left)
             try:
-                status = search.run(control.seed, deadline, nodes, stopped)
+                status = search.run(budget.seed, deadline, nodes, stopped)
             finally:
-                (charge or control.budget).report((search.nodes - before)
-                                                  / TILE_NODES_PER_SECOND)
+                budget.report((search.nodes - before) / TILE_NODES_PER_SECOND)
             if nodes_left is not None:
                 nodes_left -= search.nodes - before
             if status == "feasible":

@@ -38,18 +38,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..blocks import Blocks, make_blocks
-from ..deadline import OutOfTime, tick
+from ..deadline import OutOfTime, PlanOptions, tick
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
 from .placer import Placer
 from .registry import register
+from .tracks import finish_in_tracks
 
 __all__ = ["ORDERS", "order_blocks", "budget_orders", "fit_plan", "best_fit", "first_fit"]
 
 ORDERS = ("size", "peak", "area", "lifetime", "start", "conflicts")
-# Options every planner may receive from a portfolio or solver and that a greedy planner ignores.
-IGNORED = frozenset({"time_limit", "seed", "workers", "progress", "deterministic"})
 WORK_PER_CALL = 100_000  # blocks x orders a default call may spend (about 5 s for Y_1's 62185)
 
 
@@ -162,20 +161,17 @@ def budget_orders(n: int) -> tuple[str, ...]:
 
 
 def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = None,
-             orders: Sequence[str] | None = None, **options: object) -> Plan:
+             orders: Sequence[str] | None = None) -> Plan:
     """Place the blocks of ``problem`` in each order with ``mode`` (``best`` or ``first``) and
     return the checked plan with the smallest objective.
 
     Raises :class:`CapacityError` (naming the buffer and its pools) only when every order
     overflows a capacity; the message is that of the first order tried. When the active time
-    budget (:mod:`cpplan.deadline`) runs out, the best of the orders completed is returned
-    (:class:`cpplan.deadline.OutOfTime` if none was).
+    budget (:mod:`cpplan.deadline`) runs out, the best of the orders completed is returned;
+    when none was, the first order's blocks not yet placed are finished in tracks above the
+    others (:mod:`cpplan.planners.tracks`; ``stats["finished_in_tracks"]`` says how many).
     """
     started = time.perf_counter()
-    unknown = set(options) - IGNORED
-    if unknown:
-        raise CpplanError(f"{planner}: unknown option(s) {', '.join(sorted(unknown))}; "
-                          "expected order= or orders=")
     if order is not None and orders is not None:
         raise CpplanError(f"{planner}: give order= or orders=, not both")
     blocks = make_blocks(problem)
@@ -204,9 +200,9 @@ def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = N
             first_error = first_error or e
             continue
         except OutOfTime:
-            if best is None:
-                raise
             results[name] = "out of time"  # anytime: the orders done so far stand
+            if best is None:
+                best = _finished(blocks, placer, name, results)
             break
         objective = placer.objective()
         results[name] = objective
@@ -217,37 +213,55 @@ def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = N
         raise first_error
     _, name, pool_of, offset = best
     stats = {"order": name, "mode": mode, "orders": results}
+    left = int((placer.pool_of < 0).sum()) if results[name] == "out of time" else 0
+    if left:
+        stats["finished_in_tracks"] = left
     return blocks.to_plan(pool_of, offset, planner=planner, started=started, stats=stats)
 
 
+def _finished(blocks: Blocks, placer: Placer, name: str,
+              results: dict[str, int | str]) -> tuple[int, str, np.ndarray, np.ndarray]:
+    """The first order, cut short by the time limit, finished: the blocks it did not reach
+    (the smallest, in most orders) go into tracks above the others
+    (:mod:`cpplan.planners.tracks`). Raises :class:`OutOfTime` when even that breaks a capacity
+    (fixed blocks not yet placed, a bounded pool)."""
+    pool_of, offset = placer.pool_of.copy(), placer.offset.copy()
+    if (blocks.fixed[pool_of < 0] >= 0).any():
+        raise OutOfTime("the time limit ran out before the fixed blocks were placed")
+    try:
+        finish_in_tracks(blocks, pool_of, offset)
+    except CapacityError:
+        raise OutOfTime("the time limit ran out, and the blocks left do not fit") from None
+    return blocks.objective(pool_of, offset), name, pool_of, offset
+
+
 @register("best-fit", family="own")
-def best_fit(problem: Problem, **options: object) -> Plan:
+def best_fit(problem: Problem, options: PlanOptions, *, order: str | None = None,
+             orders: Sequence[str] | None = None) -> Plan:
     """Best-fit (smallest sufficient gap, ties lowest offset) over several block orders; keeps
     the best plan.
 
     Options: ``order=`` one of ``size, area, lifetime, start, conflicts``; ``orders=[...]``;
     default: as many orders as the size of the problem allows (see :mod:`cpplan.planners.fit`).
     """
-    return fit_plan(problem, "best", "best-fit", **options)
+    return fit_plan(problem, "best", "best-fit", order=order, orders=orders)
 
 
 @register("first-fit", family="own")
-def first_fit(problem: Problem, **options: object) -> Plan:
+def first_fit(problem: Problem, options: PlanOptions, *, order: str | None = None,
+              orders: Sequence[str] | None = None) -> Plan:
     """First-fit (lowest offset that fits) over several block orders; keeps the best plan.
 
     Options as for ``best-fit``.
     """
-    return fit_plan(problem, "first", "first-fit", **options)
+    return fit_plan(problem, "first", "first-fit", order=order, orders=orders)
 
 
 def _one_order(mode: str, order: str):
     name = f"{mode}-fit-{order}"
 
-    def plan(problem: Problem, **options: object) -> Plan:
-        if "order" in options or "orders" in options:
-            raise CpplanError(f"{name}: the order is fixed by the name; use {mode}-fit for "
-                              "order= or orders=")
-        return fit_plan(problem, mode, name, order=order, **options)
+    def plan(problem: Problem, options: PlanOptions) -> Plan:
+        return fit_plan(problem, mode, name, order=order)
 
     plan.__doc__ = (f"{'Best' if mode == 'best' else 'First'}-fit with the blocks in {order} "
                     f"order only (see cpplan.planners.fit).")

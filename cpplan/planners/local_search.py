@@ -36,11 +36,12 @@ whole suffix of the order after each move (promote, swap with a conflict of a to
 shift); its greedy start completes one order even past the time limit (a plan is needed) and
 further orders only while time remains.
 
-Options: ``time_limit`` (seconds, default 3), ``seed`` (default 0), ``max_placements`` (default:
-unlimited, or ``time_limit`` x :data:`PLACEMENTS_PER_SECOND` when ``deterministic``),
-``deterministic`` (default False: when True the clock is ignored and only ``max_placements``
-ends the search, so the same problem, seed and options give the same plan on any machine),
-``mode`` (``best``, ``first`` or None: both). ``plan.stats`` records the starts, the moves tried
+Options (:class:`cpplan.deadline.PlanOptions`): ``time_limit`` (seconds, default
+:data:`TIME_LIMIT`), ``seed``, ``deterministic`` (when True the clock is ignored and only
+``max_placements`` ends the search, so the same problem, seed and options give the same plan
+on any machine). Its own: ``max_placements`` (default: unlimited, or ``time_limit`` x
+:data:`PLACEMENTS_PER_SECOND` when deterministic), ``mode`` (``best``, ``first`` or None:
+both). ``plan.stats`` records the starts, the moves tried
 and kept, and the history of improvements.
 """
 
@@ -53,18 +54,19 @@ import numpy as np
 
 from ..blocks import Blocks, make_blocks
 from ..bounds import objective_lower_bound
-from ..deadline import OutOfTime
+from ..deadline import OutOfTime, PlanOptions
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
 from ..sweep import OverlapIndex, split_lists
 from .decoder import DECODER_UP_TO, Decoder, conflict_lists
-from .fit import IGNORED, ORDERS, WORK_PER_CALL, order_blocks
+from .fit import ORDERS, WORK_PER_CALL, order_blocks
 from .placer import MODES, Placer
 from .registry import register
 
 __all__ = ["local_search", "PLACEMENTS_PER_SECOND", "SLICE"]
 
+TIME_LIMIT = 3.0  # seconds, when the options give none
 PLACEMENTS_PER_SECOND = 20_000  # nominal speed that turns time_limit into max_placements
 SLICE = 5_000  # block placements a chain runs before the next chain's turn
 STALE_MIN, STALE_PER_BLOCK = 500, 50  # moves without progress after which a chain stops
@@ -74,19 +76,16 @@ SHIFT = 0.05  # share of random shifts (the rest are swaps)
 
 
 @register("local-search", family="own")
-def local_search(problem: Problem, *, time_limit: float = 3.0, seed: int = 0,
-                 max_placements: int | None = None, deterministic: bool = False,
-                 mode: str | None = None, **options: object) -> Plan:
+def local_search(problem: Problem, options: PlanOptions, *, max_placements: int | None = None,
+                 mode: str | None = None) -> Plan:
     """Best-fit / first-fit order search: re-order the blocks under those that stick out above
     the max-load, keep what is no worse, stop at the time limit or the lower bound (see
     :mod:`cpplan.planners.local_search`)."""
     started = time.perf_counter()
-    unknown = set(options) - IGNORED
-    if unknown:
-        raise CpplanError(f"local-search: unknown option(s) {', '.join(sorted(unknown))}")
+    seed, deterministic = options.seed, options.deterministic
+    time_limit = TIME_LIMIT if options.time_limit is None else options.time_limit
     if mode is not None and mode not in MODES:
         raise CpplanError(f"local-search: unknown mode {mode!r}; expected one of {MODES}")
-    time_limit = max(float(time_limit), 0.0)
     if max_placements is None and deterministic:
         max_placements = int(time_limit * PLACEMENTS_PER_SECOND)
     budget = float("inf") if max_placements is None else max_placements

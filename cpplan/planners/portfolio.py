@@ -12,10 +12,11 @@ cpplan's ``local-search`` with the time left; the replicas and the local search 
 problem is small enough (:data:`REPLICAS_UP_TO` blocks; past that the replicas' simple indexes
 take tens of seconds each and the local search's moves re-place tens of thousands of blocks).
 
-Time: ``time_limit`` (default :data:`TIME_LIMIT` seconds) bounds the whole call on small
-problems: the greedy planners run first (a fraction of a second on a few hundred blocks) and
-the local search gets what is left. With ``deterministic=True`` the clock is ignored and the
-local search gets ``time_limit x`` :data:`SEARCH_SHARE` worth of block placements
+Time: the options' ``time_limit`` (default :data:`TIME_LIMIT` seconds) bounds the whole call:
+the greedy planners run first (a fraction of a second on a few hundred blocks) and the
+searches (:data:`SEARCHES`) get what is left, with the same seed and determinism. With
+``deterministic=True`` the clock is ignored and the local search gets ``time_limit x``
+:data:`SEARCH_SHARE` worth of block placements
 (:data:`cpplan.planners.local_search.PLACEMENTS_PER_SECOND` per second).
 """
 
@@ -23,9 +24,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..blocks import make_blocks
-from ..deadline import Budget, OutOfTime, check_time_limit, current
+from ..deadline import OutOfTime, PlanOptions, current
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
@@ -35,8 +37,7 @@ __all__ = ["portfolio", "default_planners", "OWN_FAST", "SEARCHES", "REPLICAS_UP
            "TIME_LIMIT", "SEARCH_SHARE"]
 
 OWN_FAST = ("best-fit", "first-fit")
-SEARCHES = frozenset({"usmp-hill-climb", "local-search", "portfolio"})
-TIMED = frozenset({"local-search"})  # gets the time left, seed and deterministic
+SEARCHES = frozenset({"usmp-hill-climb", "local-search", "portfolio"})  # get the time left
 REPLICAS_UP_TO = 5000  # blocks
 TIME_LIMIT = 5.0  # seconds, default for the whole portfolio
 SEARCH_SHARE = 0.9  # of time_limit, for the local search in deterministic mode
@@ -52,27 +53,23 @@ def default_planners(problem: Problem) -> list[str]:
 
 
 @register("portfolio", family="own")
-def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
-              time_limit: float | None = TIME_LIMIT, deterministic: bool = False,
-              seed: int = 0, options: dict[str, dict] | None = None,
-              **ignored: object) -> Plan:
+def portfolio(problem: Problem, options: PlanOptions, *,
+              planners: Sequence[str] | None = None,
+              planner_options: dict[str, dict] | None = None) -> Plan:
     """Run several planners and keep the best checked plan (ties: the one listed first).
 
-    ``planners``: names to run, in order (default :func:`default_planners`). ``time_limit``:
-    seconds (default :data:`TIME_LIMIT`; None: no limit; never past the caller's active
-    :class:`cpplan.deadline.Budget`), after which a running planner is interrupted and no
-    further planner is started; ``local-search`` gets the time left, with ``seed`` and
-    ``deterministic`` (then ``time_limit x SEARCH_SHARE``: see the module docstring).
-    ``options``: per-planner options, ``{name: {...}}``, which take precedence.
+    ``planners``: names to run, in order (default :func:`default_planners`). The options'
+    ``time_limit`` (default :data:`TIME_LIMIT`) bounds the call: a running planner is then
+    interrupted and no further planner is started; a search (:data:`SEARCHES`) gets the time
+    left, with the options' seed and determinism (deterministic: ``time_limit x
+    SEARCH_SHARE``, see the module docstring). ``planner_options``: a planner's own options,
+    ``{name: {...}}``.
     Planners that raise :class:`CapacityError` or another :class:`CpplanError` are recorded
     and skipped; if none gives a plan the first error is raised again (or
     :class:`cpplan.deadline.OutOfTime` when time ran out first). ``plan.stats`` holds
     ``winner`` and, per planner, its objective, ``"skipped"``, ``"out of time"`` or the error.
     """
     started = time.perf_counter()
-    unknown = set(ignored) - {"workers", "progress"}
-    if unknown:
-        raise CpplanError(f"portfolio: unknown option(s) {', '.join(sorted(unknown))}")
     todo = list(planners) if planners is not None else default_planners(problem)
     if not todo:
         raise CpplanError("portfolio: no planners to run")
@@ -80,33 +77,29 @@ def portfolio(problem: Problem, *, planners: Sequence[str] | None = None,
         info(name)  # unknown names fail before anything runs
         if name == "portfolio":
             raise CpplanError("portfolio: cannot run itself")
-    options = options or {}
+    own = planner_options or {}
     best: Plan | None = None
     results: dict[str, object] = {}
     seconds: dict[str, float] = {}
     first_error: CpplanError | None = None
+    # Every planner runs under the portfolio's budget (the registry made it active, within the
+    # caller's): one running when it expires is interrupted, and the best plan so far stands.
+    time_limit = TIME_LIMIT if options.time_limit is None else options.time_limit
     outer = current()
-    if time_limit is not None:
-        time_limit = check_time_limit(time_limit, "portfolio: time_limit")
-    # Every planner runs under this budget (and the caller's): one running when it expires is
-    # interrupted, and the best plan so far stands.
-    budget = (outer.within(time_limit) if outer is not None
-              else Budget(time_limit, deterministic=deterministic))
+    budget = outer.within(time_limit) if outer is not None else \
+        replace(options, time_limit=time_limit).budget()
     for name in todo:
         if budget.expired():
             results[name] = "skipped"
             continue
         t0 = time.perf_counter()
-        kwargs = dict(options.get(name, {}))
-        if name in TIMED:
-            if time_limit is not None:
-                share = (time_limit * SEARCH_SHARE if deterministic else budget.remaining())
-                kwargs.setdefault("time_limit", max(share, 0.0))
-            kwargs.setdefault("seed", seed)
-            kwargs.setdefault("deterministic", deterministic)
+        share = None  # a greedy planner has no time limit of its own: the portfolio's stops it
+        if name in SEARCHES:
+            share = time_limit * SEARCH_SHARE if options.deterministic else budget.remaining()
         try:
             with budget.active():
-                plan = info(name).function(problem, **kwargs)
+                plan = info(name)(problem, replace(options, time_limit=share),
+                                  **own.get(name, {}))
         except OutOfTime:
             results[name] = "out of time"
             continue

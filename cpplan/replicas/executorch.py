@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ..deadline import tick
+from ..deadline import PlanOptions, tick
 from ..plan import Plan
 from ..planners.placer import capacity_error
 from ..planners.registry import register
@@ -23,8 +23,8 @@ NAME = "executorch-greedy"
 
 @register(NAME, family="replica", reproduces="pytorch/executorch, exir/memory_planning.py "
           "(greedy, pick_shared_obj)")
-def plan(problem: Problem, *, alignment: int = 16, allow_overlapping_allocations: bool = True,
-         **options: object) -> Plan:
+def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16,
+         allow_overlapping_allocations: bool = True) -> Plan:
     """ExecuTorch greedy: size descending, each tensor into the first shared object that takes it.
 
     Kept from the original:

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.fit import peak_first
 from ..planners.registry import register
@@ -24,7 +25,7 @@ STRATEGIES = ("max-live-size-max-buff-size", "max-live-size-max-buff-time", "sam
 
 @register(NAME, family="replica", reproduces="pytorch/glow, lib/CodeGen/MemoryAllocator.cpp "
           "(allocateAll)")
-def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
+def plan(problem: Problem, options: PlanOptions, *, alignment: int = 64) -> Plan:
     """Glow allocateAll: three orderings, lowest first fit, keep the best, stop at the max-load.
 
     Kept from the original:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -21,7 +22,7 @@ NAME = "ort-online-best-fit"
 
 @register(NAME, family="replica", reproduces="microsoft/onnxruntime, onnxruntime/core/framework/"
           "mem_pattern_planner.h")
-def plan(problem: Problem, *, alignment: int = 256, **options: object) -> Plan:
+def plan(problem: Problem, options: PlanOptions, *, alignment: int = 256) -> Plan:
     """ONNX Runtime MemPatternPlanner: replay the schedule, best-fitting hole on first use.
 
     Kept from the original:

@@ -7,6 +7,7 @@ Reproduces PaddlePaddle/Paddle,
 
 from __future__ import annotations
 
+from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -17,7 +18,7 @@ NAME = "paddle-reuse"
 
 @register(NAME, family="replica", reproduces="PaddlePaddle/Paddle, python/paddle/fluid/"
           "transpiler/memory_optimization_transpiler.py (memory_optimize)")
-def plan(problem: Problem, *, level: int = 0, alignment: int = 1, **options: object) -> Plan:
+def plan(problem: Problem, options: PlanOptions, *, level: int = 0, alignment: int = 1) -> Plan:
     """Paddle memory_optimize: an output takes over the first dead variable that matches.
 
     Kept from the original:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -19,7 +20,7 @@ NAME = "tflite-arena"
 
 @register(NAME, family="replica", reproduces="tensorflow/tensorflow, tensorflow/lite/"
           "arena_planner.cc + tensorflow/lite/simple_memory_arena.cc")
-def plan(problem: Problem, *, alignment: int = 64, **options: object) -> Plan:
+def plan(problem: Problem, options: PlanOptions, *, alignment: int = 64) -> Plan:
     """TFLite ArenaPlanner: whole-run tensors first, then size descending, best-fit gap.
 
     Kept from the original:

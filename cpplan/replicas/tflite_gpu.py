@@ -23,7 +23,7 @@ import heapq
 
 import numpy as np
 
-from ..deadline import tick
+from ..deadline import PlanOptions, tick
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -35,7 +35,7 @@ _REPRO = "tensorflow/tensorflow, tensorflow/lite/delegates/gpu/common/memory_man
 
 @register("tflite-gpu-greedy-by-size", family="replica",
           reproduces=_REPRO + "greedy_by_size_assignment.cc (GreedyBySizeAssignment)")
-def greedy_by_size(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+def greedy_by_size(problem: Problem, options: PlanOptions, *, alignment: int = 1) -> Plan:
     """TFLite GPU GreedyBySizeAssignment: size descending, best-fit gap (offsets).
 
     Kept from the original: records by size descending (stable: block index on ties); the
@@ -554,7 +554,7 @@ def _first_below(values: np.ndarray, q: np.ndarray, x: np.ndarray) -> np.ndarray
 
 @register("tflite-gpu-objects-greedy-in-order", family="replica",
           reproduces=_REPRO + "greedy_in_order_assignment.h (GreedyInOrderAssignment)")
-def objects_greedy_in_order(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+def objects_greedy_in_order(problem: Problem, options: PlanOptions, *, alignment: int = 1) -> Plan:
     """TFLite GPU GreedyInOrderAssignment: records in first-use order share released objects.
 
     Kept from the original: before each record, objects whose last record ended before it
@@ -570,7 +570,7 @@ def objects_greedy_in_order(problem: Problem, *, alignment: int = 1, **options: 
 
 @register("tflite-gpu-objects-equality", family="replica",
           reproduces=_REPRO + "equality_assignment.h (EqualityAssignment)")
-def objects_equality(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+def objects_equality(problem: Problem, options: PlanOptions, *, alignment: int = 1) -> Plan:
     """TFLite GPU EqualityAssignment: reuse a released object only of exactly the same size.
 
     Kept from the original: records in first-use order; released objects are kept per size and
@@ -584,8 +584,8 @@ def objects_equality(problem: Problem, *, alignment: int = 1, **options: object)
 
 @register("tflite-gpu-objects-greedy-by-breadth", family="replica",
           reproduces=_REPRO + "greedy_by_breadth_assignment.cc (GreedyByBreadthAssignment)")
-def objects_greedy_by_breadth(problem: Problem, *, alignment: int = 1,
-                              **options: object) -> Plan:
+def objects_greedy_by_breadth(problem: Problem, options: PlanOptions, *,
+                              alignment: int = 1) -> Plan:
     """TFLite GPU GreedyByBreadthAssignment: widest tasks first, biggest records first.
 
     Kept from the original: tasks by breadth (sum of live sizes) descending, ties by task;
@@ -601,7 +601,7 @@ def objects_greedy_by_breadth(problem: Problem, *, alignment: int = 1,
 @register("tflite-gpu-objects-greedy-by-size", family="replica",
           reproduces=_REPRO + "greedy_by_size_assignment.cc "
           "(GreedyBySizeDistPriorityAssignment)")
-def objects_greedy_by_size(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+def objects_greedy_by_size(problem: Problem, options: PlanOptions, *, alignment: int = 1) -> Plan:
     """TFLite GPU GreedyBySizeDistPriorityAssignment: the GREEDY_BY_SIZE object strategy.
 
     Kept from the original: each record's *position* in the positional maximums (the k-th

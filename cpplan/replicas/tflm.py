@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -21,7 +22,7 @@ NAME = "tflm-greedy"
 
 @register(NAME, family="replica", reproduces="tensorflow/tflite-micro, tensorflow/lite/micro/"
           "memory_planner/greedy_memory_planner.cc")
-def plan(problem: Problem, *, alignment: int = 16, **options: object) -> Plan:
+def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16) -> Plan:
     """TFLM GreedyMemoryPlanner: offline buffers first, then size descending, lowest first fit.
 
     Kept from the original:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 from itertools import count
 
+from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -20,8 +21,8 @@ NAME = "tvm-graph-plan-memory"
 
 @register(NAME, family="replica", reproduces="apache/tvm, src/relay/backend/graph_plan_memory.cc"
           " + src/relay/backend/token_allocator.cc (TokenAllocator1D)")
-def plan(problem: Problem, *, alignment: int = 1, match_range: int = 16,
-         **options: object) -> Plan:
+def plan(problem: Problem, options: PlanOptions, *, alignment: int = 1,
+         match_range: int = 16) -> Plan:
     """TVM GraphPlanMemory: storage tokens shared in execution order, within a factor of 16.
 
     Kept from the original (``TokenAllocator1D``):

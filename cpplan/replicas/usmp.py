@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..bounds import load_profile
-from ..deadline import OutOfTime
+from ..deadline import OutOfTime, PlanOptions
 from ..plan import Plan
 from ..planners.fit import conflicts
 from ..planners.registry import register
@@ -72,9 +72,9 @@ _HILL_DOC = """
     * moves: pick a random buffer among those that end at their pool's height (sorted by
       position); swap one of its conflicts placed before it with a conflict-of-a-conflict
       placed before that one (75%) or with another of its own earlier conflicts.
-    * randomness: glibc ``rand_r`` seeded with ``seed`` (TVM: 0 on Linux), so it is
-      deterministic; ``time_limit`` (seconds, default 60, ``None`` for none) stops early with
-      the best accepted plan (then the result depends on the machine's speed).
+    * randomness: glibc ``rand_r`` seeded with the options' ``seed`` (TVM: 0 on Linux), so it
+      is deterministic; the options' ``time_limit`` (none: all ``max_attempts``) stops early
+      with the best accepted plan (then the result depends on the machine's speed).
     """
 
 
@@ -173,35 +173,33 @@ def _greedy(problem: Problem, name: str, alignment: int, conflicts, by_conflicts
 
 @register("usmp-greedy-by-size", family="replica", reproduces="apache/tvm, "
           "src/tir/usmp/algo/greedy.cc (GreedySize)")
-def greedy_by_size(problem: Problem, *, alignment: int = 1,
-                   conflicts: Mapping[str, Sequence[str]] | None = None,
-                   **options: object) -> Plan:
+def greedy_by_size(problem: Problem, options: PlanOptions, *, alignment: int = 1,
+                   conflicts: Mapping[str, Sequence[str]] | None = None) -> Plan:
     """TVM USMP greedy_by_size: size desc (then conflicts desc, name desc), above conflicts."""
     return _greedy(problem, "usmp-greedy-by-size", alignment, conflicts, by_conflicts=False)
 
 
 @register("usmp-greedy-by-conflicts", family="replica", reproduces="apache/tvm, "
           "src/tir/usmp/algo/greedy.cc (GreedyConflicts)")
-def greedy_by_conflicts(problem: Problem, *, alignment: int = 1,
-                        conflicts: Mapping[str, Sequence[str]] | None = None,
-                        **options: object) -> Plan:
+def greedy_by_conflicts(problem: Problem, options: PlanOptions, *, alignment: int = 1,
+                        conflicts: Mapping[str, Sequence[str]] | None = None) -> Plan:
     """TVM USMP greedy_by_conflicts: conflicts desc (then size desc, name desc), above
     conflicts."""
     return _greedy(problem, "usmp-greedy-by-conflicts", alignment, conflicts, by_conflicts=True)
 
 
-greedy_by_size.__doc__ += _DOC
-greedy_by_conflicts.__doc__ += _DOC
+greedy_by_size.function.__doc__ += _DOC
+greedy_by_conflicts.function.__doc__ += _DOC
 
 
 @register("usmp-hill-climb", family="replica", reproduces="apache/tvm, "
           "src/tir/usmp/algo/hill_climb.cc (HillClimbAllocator)")
-def hill_climb(problem: Problem, *, alignment: int = 1,
-               conflicts: Mapping[str, Sequence[str]] | None = None, seed: int = 0,
-               max_attempts: int = 500, memory_pressure: int | None = None,
-               time_limit: float | None = 60.0, **options: object) -> Plan:
+def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
+               conflicts: Mapping[str, Sequence[str]] | None = None,
+               max_attempts: int = 500, memory_pressure: int | None = None) -> Plan:
     """TVM USMP hill_climb: random swaps of conflicting buffers around a first-fit greedy."""
     name = "usmp-hill-climb"
+    seed, time_limit = options.seed, options.time_limit
     started = time.perf_counter()
     blocks, arena, explicit, todo, cnt = _start(problem, name, alignment, conflicts)
     order = _order(blocks, todo, cnt)
@@ -358,4 +356,4 @@ def hill_climb(problem: Problem, *, alignment: int = 1,
                   stats={"attempts": attempts + 1})
 
 
-hill_climb.__doc__ += _HILL_DOC
+hill_climb.function.__doc__ += _HILL_DOC

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -49,17 +50,17 @@ def _run(problem: Problem, name: str, alignment: int, temporal: bool) -> Plan:
 
 @register("xla-best-fit-spatial", family="replica", reproduces="openxla/xla, xla/service/"
           "heap_simulator/heap_simulator.cc (GlobalDecreasingSizeBestFitHeap, kSpatial)")
-def spatial(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+def spatial(problem: Problem, options: PlanOptions, *, alignment: int = 1) -> Plan:
     """XLA GlobalDecreasingSizeBestFitHeap, kSpatial: size desc, then duration desc, best fit."""
     return _run(problem, "xla-best-fit-spatial", alignment, temporal=False)
 
 
 @register("xla-best-fit-temporal", family="replica", reproduces="openxla/xla, xla/service/"
           "heap_simulator/heap_simulator.cc (GlobalDecreasingSizeBestFitHeap, kTemporal)")
-def temporal(problem: Problem, *, alignment: int = 1, **options: object) -> Plan:
+def temporal(problem: Problem, options: PlanOptions, *, alignment: int = 1) -> Plan:
     """XLA GlobalDecreasingSizeBestFitHeap, kTemporal: duration desc, then size desc, best fit."""
     return _run(problem, "xla-best-fit-temporal", alignment, temporal=True)
 
 
-spatial.__doc__ += _DOC
-temporal.__doc__ += _DOC
+spatial.function.__doc__ += _DOC
+temporal.function.__doc__ += _DOC

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from cpplan import Alias, Buffer, Pool, Problem, ProblemError
 from cpplan.bounds import max_load
+from cpplan.deadline import PlanOptions
 from cpplan.exact.conflict import irreducible_conflict
 from cpplan.solve import solve
 from tests.bruteforce import fits as brute_fits
@@ -59,7 +60,7 @@ def tight_problems(draw: st.DrawFn) -> Problem:
 @settings(max_examples=80)
 @given(tight_problems())
 def test_conflicts_are_irreducible_against_brute_force(problem):
-    found = irreducible_conflict(problem, budget=30, deterministic=True)
+    found = irreducible_conflict(problem, PlanOptions(30, deterministic=True))
     event("fits" if found is None else f"{found.how}, {len(found.buffers)} buffers")
     if found is None:
         assert brute_fits(problem), "infeasible, but no conflict found"
@@ -87,7 +88,7 @@ def test_a_refuted_probe_is_explained_too():
     rows = [(0, 1, 3), (0, 3, 1), (4, 5, 3), (2, 5, 1), (1, 2, 2), (3, 4, 2), (1, 4, 1)]
     problem = Problem(tuple(Buffer(f"b{i}", z, s, e) for i, (s, e, z) in enumerate(rows)),
                       (Pool("default", 4),))
-    found = irreducible_conflict(problem, deterministic=True)
+    found = irreducible_conflict(problem, PlanOptions(10, deterministic=True))
     assert found.how == "exact" and found.irreducible
     assert not brute_fits(problem, set(found.buffers))
     plan = solve(problem, time_limit=10, deterministic=True, goal="fit")
@@ -108,7 +109,7 @@ def test_several_pools():
     # Two pools of 4: three buffers of 3 live at once that may go anywhere cannot fit; two can.
     problem = Problem(tuple(Buffer(f"b{i}", 3, 0, 2) for i in range(3))
                       + (Buffer("d", 4, 0, 1, pools=("y",)),), (Pool("x", 4), Pool("y", 4)))
-    found = irreducible_conflict(problem, deterministic=True)
+    found = irreducible_conflict(problem, PlanOptions(10, deterministic=True))
     assert found.irreducible
     assert set(found.buffers) in ({"b0", "b1", "d"}, {"b0", "b2", "d"}, {"b1", "b2", "d"},
                                   {"b0", "b1", "b2"})
@@ -147,11 +148,11 @@ def test_identical_buffers_may_spread_over_pools():
     import numpy as np
 
     from cpplan.blocks import make_blocks
-    from cpplan.exact.control import Control
+    from cpplan.deadline import PlanOptions
     from cpplan.exact.search import probe
 
     problem = Problem((Buffer("a", 4, 0, 1), Buffer("b", 4, 0, 1)), (Pool("x", 4), Pool("y", 4)))
     blocks = make_blocks(problem)
-    out = probe(blocks, np.arange(2), {0: 1, 1: 1}, Control.of(10, deterministic=True), budget=10)
+    out = probe(blocks, np.arange(2), {0: 1, 1: 1}, PlanOptions(10, deterministic=True).budget())
     assert out.status == "feasible" and sorted(out.pools.tolist()) == [0, 1]
     assert irreducible_conflict(problem) is None

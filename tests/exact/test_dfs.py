@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpplan import Buffer, Pool, Problem, make_blocks
-from cpplan.exact.control import Control
+from cpplan.deadline import Budget, PlanOptions
 from cpplan.exact.dfs import fit
 from cpplan.exact.search import probe
 from cpplan.io import read_problem
@@ -21,15 +21,15 @@ from tests.strategies import problems
 from tests.test_solve import brute_force_height
 
 
-def _control() -> Control:
-    return Control.of(None, workers=1, deterministic=True)
+def _control() -> Budget:
+    return PlanOptions(workers=1, deterministic=True).budget()
 
 
 def _fit(problem: Problem, height: int, **kw):
     blocks = make_blocks(problem)
     ids = np.arange(len(blocks))
     h = height // blocks.scale
-    out = fit(blocks, ids, h, _control(), budget=kw.pop("budget", 10.0), **kw)
+    out = fit(blocks, ids, h, _control().within(kw.pop("budget", 10.0)), **kw)
     if out.status == "feasible":
         plan = blocks.to_plan(out.pools, out.offsets, planner="dfs")  # checked, raises if invalid
         assert plan.height <= h * blocks.scale
@@ -103,12 +103,12 @@ def test_aliases_never_a_wrong_answer(problem, slack):
     ids = np.arange(len(blocks))
     align = np.fromiter((blocks.align_in(i, 0) for i in ids.tolist()), np.int64, len(ids))
     top = int((blocks.size + align).sum()) + int((blocks.fixed + blocks.size).max(initial=0))
-    ref = probe(blocks, ids, {0: top}, _control(), budget=10)
+    ref = probe(blocks, ids, {0: top}, _control().within(10))
     # The optimum by CP-SAT: the least height whose probe says yes.
     lo, hi = 0, top
     while lo < hi:
         mid = (lo + hi) // 2
-        if probe(blocks, ids, {0: mid}, _control(), budget=10).status == "feasible":
+        if probe(blocks, ids, {0: mid}, _control().within(10)).status == "feasible":
             hi = mid
         else:
             lo = mid + 1
@@ -116,7 +116,7 @@ def test_aliases_never_a_wrong_answer(problem, slack):
     for h in (lo - 1 - slack, lo + slack):
         if h < 0:
             continue
-        out = fit(blocks, ids, h, _control(), budget=10)
+        out = fit(blocks, ids, h, _control().within(10))
         if out.status == "feasible":
             assert h >= lo
             blocks.to_plan(out.pools, out.offsets, planner="dfs")
@@ -128,7 +128,7 @@ def test_several_candidate_pools_are_declined():
     problem = Problem((Buffer("a", 3, 0, 2, pools=("p", "q")),),
                       pools=(Pool("p"), Pool("q")))
     blocks = make_blocks(problem)
-    assert fit(blocks, np.arange(1), 10, _control(), budget=1).status == "unknown"
+    assert fit(blocks, np.arange(1), 10, _control().within(1)).status == "unknown"
 
 
 def test_deterministic_and_bounded_by_nodes():
@@ -139,12 +139,12 @@ def test_deterministic_and_bounded_by_nodes():
     runs = []
     for _ in range(2):
         stats: dict = {}
-        out = fit(blocks, ids, h, _control(), budget=30, stats=stats)
+        out = fit(blocks, ids, h, _control().within(30), stats=stats)
         assert out.status == "feasible"
         blocks.to_plan(out.pools, out.offsets, planner="dfs")
         runs.append((out.offsets.tolist(), stats["nodes"]))
     assert runs[0] == runs[1]
-    short = fit(blocks, ids, h, _control(), budget=30, node_budget=runs[0][1] // 4)
+    short = fit(blocks, ids, h, _control().within(30), node_budget=runs[0][1] // 4)
     assert short.status == "unknown"
 
 
@@ -153,14 +153,15 @@ def test_a_stop_request_ends_the_search():
     blocks = make_blocks(read_problem(path))
     control = _control()
     control.stop()  # as Ctrl-C does, from another thread, while the search runs
-    out = fit(blocks, np.arange(len(blocks)), 1048576 // blocks.scale, control, budget=60)
+    out = fit(blocks, np.arange(len(blocks)), 1048576 // blocks.scale, control.within(60))
     assert out.status == "unknown"
 
 
 @pytest.mark.parametrize("name", ["J.1048576.csv"])
 def test_a_challenging_instance_fits(name):
     blocks = make_blocks(read_problem(benchmark("minimalloc-challenging", name)))
-    out = fit(blocks, np.arange(len(blocks)), 1048576 // blocks.scale, _control(), budget=30)
+    out = fit(blocks, np.arange(len(blocks)), 1048576 // blocks.scale,
+              _control().within(30))
     assert out.status == "feasible"
     plan = blocks.to_plan(out.pools, out.offsets, planner="dfs")
     assert plan.height <= 1048576

@@ -7,15 +7,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from ortools.sat.python import cp_model
 
-import cpplan.solve as solve_module
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
-from cpplan.exact.control import Control
+from cpplan.deadline import PlanOptions
 from cpplan.exact.lns import improve
 from cpplan.exact.model import build_model
 from cpplan.perfect import perfect_packing
 from cpplan.plan import Placement, Plan
 from cpplan.planners import get
-from cpplan.solve import _block_arrays
+from cpplan.solve import SolverParams, solve
 from tests.strategies import problems
 
 
@@ -55,7 +54,7 @@ def test_a_window_among_fixed_blocks_gives_a_valid_plan_never_higher(problem):
     blocks = make_blocks(problem)
     if len(blocks) < 2:
         return
-    pools, offs = _block_arrays(blocks, get("best-fit")(problem))
+    pools, offs = blocks.arrays(get("best-fit")(problem).placements)
     tops = offs + blocks.size
     win = np.arange(0, len(blocks), 2)
     rest = np.setdiff1d(np.arange(len(blocks)), win)
@@ -92,9 +91,9 @@ def test_perfect_packings_are_tiled_at_their_max_load(aligned):
 
 def _lns_run(problem: Problem, seconds: float) -> tuple[np.ndarray, np.ndarray, int]:
     blocks = make_blocks(problem)
-    pools, offs = _block_arrays(blocks, get("best-fit")(problem))
-    control = Control.of(seconds, workers=1, deterministic=True)
-    out = improve(blocks, np.arange(len(blocks)), offs, control, budget=control.budget,
+    pools, offs = blocks.arrays(get("best-fit")(problem).placements)
+    control = PlanOptions(seconds, workers=1, deterministic=True).budget()
+    out = improve(blocks, np.arange(len(blocks)), offs, control,
                   lower=objective_lower_bound(blocks) // blocks.scale)
     blocks.to_plan(pools, out.offsets, planner="lns")  # checked
     return offs, out.offsets, int((offs + blocks.size).max())
@@ -108,11 +107,10 @@ def test_lns_lowers_a_greedy_plan_and_repeats_itself_in_deterministic_mode():
     assert np.array_equal(_lns_run(problem, 3.0)[1], after)
 
 
-def test_solve_uses_lns_on_large_components_until_the_time_limit(monkeypatch):
-    monkeypatch.setattr(solve_module, "LNS_ABOVE", 50)
+def test_solve_uses_lns_on_large_components_until_the_time_limit():
     problem = perfect_packing(200, seed=2)
     greedy = get("best-fit")(problem).objective
-    plan = solve_module.solve(problem, time_limit=4, deterministic=True)
+    plan = solve(problem, time_limit=4, deterministic=True, params=SolverParams(lns_above=50))
     assert check(problem, plan) == []
     assert plan.objective <= greedy
     # Anytime: a plan not proven optimal used the time it was given.

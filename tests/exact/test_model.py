@@ -7,7 +7,7 @@ import pytest
 from ortools.sat.python import cp_model
 
 from cpplan import Buffer, Problem, make_blocks
-from cpplan.exact.control import Control
+from cpplan.deadline import PlanOptions
 from cpplan.exact.model import build_model, maximal_cliques
 from cpplan.exact.search import probe
 
@@ -45,11 +45,11 @@ def test_both_formulations_find_the_same_optimum(overlap):
 def test_probe_answers_yes_with_a_packing_and_no_with_a_proof():
     blocks = make_blocks(_staircase())
     ids = np.arange(len(blocks))
-    control = Control.of(None, workers=1, deterministic=True)
-    yes = probe(blocks, ids, {0: 3}, control, budget=10)
+    control = PlanOptions(workers=1, deterministic=True).budget()
+    yes = probe(blocks, ids, {0: 3}, control.within(10))
     assert yes.status == "feasible"
     blocks.to_plan(yes.pools, yes.offsets, planner="probe")
-    no = probe(blocks, ids, {0: 2}, control, budget=10)
+    no = probe(blocks, ids, {0: 2}, control.within(10))
     assert no.status == "infeasible"
 
 

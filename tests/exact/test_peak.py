@@ -9,13 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import cpplan.exact.peak as peak_module
-import cpplan.solve as solve_module
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
-from cpplan.exact.control import Control
+from cpplan.deadline import PlanOptions
 from cpplan.exact.peak import peak_first
 from cpplan.io import read_problem
 from cpplan.planners import get
-from cpplan.solve import _block_arrays, solve
+from cpplan.solve import SolverParams, solve
 from tests.bruteforce import brute_force
 from tests.shared import benchmark
 from tests.strategies import problems
@@ -23,7 +22,7 @@ from tests.strategies import problems
 
 def _greedy(problem: Problem):
     blocks = make_blocks(problem)
-    _pools, offsets = _block_arrays(blocks, get("best-fit")(problem))
+    _pools, offsets = blocks.arrays(get("best-fit")(problem).placements)
     return blocks, offsets
 
 
@@ -35,8 +34,8 @@ def test_pangu_reaches_its_max_load():
     blocks, offsets = _greedy(problem)
     lower = objective_lower_bound(blocks) // blocks.scale
     assert (offsets + blocks.size).max() > lower
-    control = Control.of(60)
-    out = peak_first(blocks, np.arange(len(blocks)), offsets, control, budget=control.budget,
+    control = PlanOptions(60).budget()
+    out = peak_first(blocks, np.arange(len(blocks)), offsets, control,
                      target=lower)
     assert out.status == "feasible" and out.bound is None
     assert (out.offsets + blocks.size).max() == lower
@@ -52,8 +51,8 @@ def test_a_window_that_cannot_fit_proves_the_target_out_of_reach():
                        Buffer("c", 1, 2, 4)))
     blocks, offsets = _greedy(problem)
     assert objective_lower_bound(blocks) == 3 and brute_force(problem).objective == 4
-    control = Control.of(10)
-    out = peak_first(blocks, np.arange(len(blocks)), offsets, control, budget=control.budget,
+    control = PlanOptions(10).budget()
+    out = peak_first(blocks, np.arange(len(blocks)), offsets, control,
                      target=3)
     assert out.bound == 4
     assert (out.offsets + blocks.size).max() == 4  # the plan given, kept
@@ -77,8 +76,8 @@ def test_packings_are_valid_and_never_higher_than_the_plan_given(problem):
     if len(blocks) == 0:
         return
     lower = objective_lower_bound(blocks) // blocks.scale
-    control = Control.of(5)
-    out = peak_first(blocks, np.arange(len(blocks)), offsets, control, budget=control.budget,
+    control = PlanOptions(5).budget()
+    out = peak_first(blocks, np.arange(len(blocks)), offsets, control,
                      target=lower)
     height = (out.offsets + blocks.size).max()
     assert height <= (offsets + blocks.size).max()
@@ -89,21 +88,15 @@ def test_packings_are_valid_and_never_higher_than_the_plan_given(problem):
         assert out.bound == lower + 1 <= best // blocks.scale
 
 
-@pytest.fixture
-def every_component_peak_first(narrow_windows):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(solve_module, "LNS_ABOVE", 0)
-        yield mp
-
-
-@pytest.mark.usefixtures("every_component_peak_first")
+@pytest.mark.usefixtures("narrow_windows")
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(problems(max_buffers=7, max_pools=1, gaps=True))
 def test_solve_through_peak_first_agrees_with_brute_force(problem):
     # Every component goes the way of the large ones (peak first, then LNS), from the naive
     # stacking or from no plan at all when the capacity is tight: plans stay valid, never below
     # the optimum, and every bound and verdict holds.
-    plan = solve(problem, time_limit=1, planners=["naive"], explain=False)
+    plan = solve(problem, time_limit=1, planners=["naive"], explain=False,
+                 params=SolverParams(lns_above=0))
     best = brute_force(problem).objective
     if plan.status == "infeasible":
         assert best is None
@@ -157,7 +150,7 @@ def test_a_window_packed_the_same_way_is_filled_once():
         mp.setattr(peak_module, "_fill", counting)
         mp.setattr(peak_module, "SPANS", (0, 1, 2))
         mp.setattr(peak_module, "GROWTH_SPAN", 1)
-        control = Control.of(5)
-        peak_first(blocks, np.arange(len(blocks)), offsets, control, budget=control.budget,
+        control = PlanOptions(5).budget()
+        peak_first(blocks, np.arange(len(blocks)), offsets, control,
                    target=objective_lower_bound(blocks) // blocks.scale)
     assert len(seen) > 1 and len(seen) == len(set(seen))

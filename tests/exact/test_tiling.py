@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
-from cpplan.exact.control import Control, Outcome
+from cpplan.deadline import PlanOptions
+from cpplan.exact.outcome import Outcome
 from cpplan.exact.tiling import _Helper, _Tiling, is_tight, tight_share, tile
 from cpplan.perfect import perfect_packing
 from cpplan.solve import solve
@@ -23,8 +24,8 @@ def _tile(problem: Problem, height: int | None = None, **options):
     ids = np.arange(len(blocks))
     if height is None:
         height = objective_lower_bound(blocks) // blocks.scale
-    control = Control.of(options.pop("seconds", 30), deterministic=True)
-    return blocks, tile(blocks, ids, height, control, budget=30, **options)
+    control = PlanOptions(options.pop("seconds", 30), deterministic=True).budget()
+    return blocks, tile(blocks, ids, height, control.within(30), **options)
 
 
 def _valid(problem: Problem, blocks, out, height: int) -> bool:
@@ -156,11 +157,11 @@ def test_a_twin_stops_when_closed_and_the_search_answers_with_one():
     # unanswerable problem (a deadline far away) ends at once on a stop, the twin with it.
     problem = perfect_packing(2000, seed=4)
     blocks = make_blocks(problem)
-    control = Control.of(60, workers=2)
+    control = PlanOptions(60, workers=2).budget()
     threading.Timer(1.0, control.stop).start()
     began = time.perf_counter()
     out = tile(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale, control,
-               budget=60, merge=False)
+               merge=False)
     assert time.perf_counter() - began < 5
     if out.status == "feasible":
         assert _valid(problem, blocks, out, problem.meta["optimum"])

@@ -1,0 +1,69 @@
+"""The anytime floor: ``cpplan solve`` is never worse than the heuristics it ran, at any limit.
+
+For every shared instance and each limit T it runs, as a user would, ``cpplan solve
+--time-limit T`` and ``cpplan solve --planner best-fit --time-limit T`` (best-fit alone, with
+the same limit), and prints both heights as multiples of the max-load L, the best objective any
+of solve's own heuristics offered (``stats.offered``), and whether solve's answer is at or
+below both. Prints a last line counting the violations (the acceptance: none).
+
+    python benchmarks/invariant.py                       # T = 1, 5 and 60 s, every instance
+    python benchmarks/invariant.py --limits 1 --sets idealloc
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+from shared_sets import SETS, instance_files
+
+
+def run(path, limit: float, *extra: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "cpplan.cli", "solve", str(path),
+                           "--time-limit", str(limit), "--quiet", "--json", *extra],
+                          capture_output=True, text=True)
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {"status": "error", "objective": None}
+
+
+def _ratio(value: int | None, lb: int) -> str:
+    return "-" if not value else f"{value / lb:.4f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--limits", type=float, nargs="*", default=[1, 5, 60])
+    ap.add_argument("--sets", nargs="*", default=list(SETS))
+    args = ap.parse_args()
+    from cpplan.bounds import objective_lower_bound
+    from cpplan.io import read_problem
+
+    bad = total = 0
+    print(f"{'instance':<22} {'T':>4}  {'solve/L':>9} {'status':<9} {'best-fit/L':>10} "
+          f"{'offered/L':>9}  ok")
+    for set_name in args.sets:
+        for path in instance_files(set_name) or []:
+            lb = objective_lower_bound(read_problem(path))
+            for limit in args.limits:
+                got = run(path, limit)
+                alone = run(path, limit, "--planner", "best-fit")
+                offered = got.get("stats", {}).get("offered", {})
+                floor = min(offered.values()) if offered else None
+                obj = got.get("objective")
+                ok = obj is not None and (alone.get("objective") is None
+                                          or obj <= alone["objective"]) and \
+                    (floor is None or obj <= floor)
+                total += 1
+                bad += not ok
+                print(f"{path.stem:<22} {limit:>4g}  {_ratio(obj, lb):>9} {got['status']:<9} "
+                      f"{_ratio(alone.get('objective'), lb):>10} {_ratio(floor, lb):>9}  "
+                      f"{'yes' if ok else 'NO'}")
+    print(f"{bad} of {total} runs worse than a heuristic that finished")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Finishing a partial plan fast: the blocks still unplaced go into *tracks* above it.
+
+When a greedy planner's time runs out part-way (:mod:`cpplan.planners.fit` places the largest
+blocks first), the blocks left are small. They are finished here in O(m log m) for m blocks,
+with no search: blocks are grouped by pool and by *size class* (sizes rounded up to a power of
+two), and each class is partitioned into tracks by the classic interval-partitioning greedy
+(blocks by start; a block reuses the track that became free first, else opens a new one: the
+fewest tracks an interval graph needs, its clique number). Each track is as tall as its class
+and the tracks are stacked above the pool's current height, so no track meets a placed block
+or another track. Rounding up costs at most twice the bytes of the small blocks' own load;
+that is the price of finishing in a fraction of a second what best-fit would take seconds for.
+
+A block's track offset is a multiple of its alignment in its pool (every track of a class is
+aligned to the lcm of its members' alignments, and as tall as a multiple of it). A block with
+several pieces occupies its span in its track (the bounding rectangle: valid, if loose).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from ..blocks import Blocks
+from ..errors import CapacityError
+
+__all__ = ["finish_in_tracks"]
+
+
+def finish_in_tracks(blocks: Blocks, pool_of: np.ndarray, offset: np.ndarray) -> None:
+    """Place every block with ``pool_of == -1`` (none of them fixed) in tracks above the
+    placed ones (module docstring), writing ``pool_of`` and ``offset`` (scaled) in place.
+
+    A block goes to its first candidate pool without a capacity, else its first candidate.
+    Raises :class:`CapacityError` when the tracks pass that pool's capacity.
+    """
+    todo = np.flatnonzero(pool_of < 0)
+    if len(todo) == 0:
+        return
+    size = blocks.size
+    caps = blocks.pool_capacity
+    heights = np.zeros(blocks.n_pools, np.int64)
+    placed = pool_of >= 0
+    np.maximum.at(heights, pool_of[placed], offset[placed] + size[placed])
+    pool = np.fromiter((next((p for p in blocks.pools[i] if caps[p] < 0), blocks.pools[i][0])
+                        for i in todo.tolist()), np.int64, len(todo))
+    z = size[todo]
+    cls = np.where(z > 0, np.ceil(np.log2(np.maximum(z, 1))).astype(np.int64), -1)
+    order = np.lexsort((todo, blocks.start[todo], cls, pool))
+    groups = np.flatnonzero(np.diff(pool[order] * 128 + cls[order], prepend=-1) != 0)
+    for g, a in enumerate(groups.tolist()):
+        b = int(groups[g + 1]) if g + 1 < len(groups) else len(order)
+        members = todo[order[a:b]].tolist()
+        p, c = int(pool[order[a]]), int(cls[order[a]])
+        aligns = [blocks.align_in(i, p) for i in members]
+        align = math.lcm(*aligns)
+        base = -(-int(heights[p]) // align) * align
+        if c < 0:  # zero-size blocks occupy nothing: at an aligned offset, no track
+            pool_of[members] = p
+            offset[members] = base
+            continue
+        tall = -(-(1 << c) // align) * align
+        free: list[tuple[int, int]] = []  # (end, track) of the tracks in use
+        tracks = 0
+        start, end = blocks.start, blocks.end
+        for i in members:
+            if free and free[0][0] <= start[i]:
+                track = heapq.heappop(free)[1]
+            else:
+                track, tracks = tracks, tracks + 1
+            heapq.heappush(free, (int(end[i]), track))
+            pool_of[i] = p
+            offset[i] = base + track * tall
+        heights[p] = base + tracks * tall
+        if caps[p] >= 0 and heights[p] > caps[p]:
+            raise CapacityError(f"the blocks left at the time limit do not fit in pool "
+                                f"{blocks.problem.pools[p].name!r} above the others")

@@ -1,0 +1,207 @@
+"""What users call: the best plan cpplan can find in the time given, with its certificate.
+
+:func:`solve` is a pipeline of stages (DESIGN.md, "The exact engine"), each one starting from
+the best plan so far (:class:`~cpplan.solve.incumbent.Incumbent`), which only ever gets better:
+
+1. **bounds** (:mod:`.stages`): the max-load per pool; a capacity below it ends the solve
+   (``infeasible``, naming the pool, the moment and the bytes live then);
+2. **first plan**: best-fit in size order, finishing its smallest blocks in tracks if its
+   share of the time runs out (a large pool's tight components go to the tiling search
+   before it);
+3. **heuristics**: cpplan's other greedy orders, the cheap replicas and the local search;
+4. **exact** (one pool, :mod:`.components`): per component, probes and a bisection (the tiling
+   search for tight ones) or peak-first packing and LNS for large ones; (several pools): the
+   tier relaxation's bound and its choice of pools packed (:mod:`.tiers`), then one CP-SAT
+   model choosing pools and offsets, or pool by pool (:mod:`.pools`);
+5. **finish**: the checked plan, ``optimal`` only when it reaches a proven bound, otherwise
+   ``feasible`` with the gap; ``infeasible`` only with a proof (and the buffers that cannot fit
+   together); ``unknown`` when there is neither a plan nor a proof.
+
+The time limit is one :class:`~cpplan.deadline.Budget`, split by the named shares of
+:class:`~cpplan.solve.params.SolverParams`; the time to build and check the final plan is kept
+out of the search, so that the limit holds. Ctrl-C stops the search and returns the best plan
+found so far.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from ..blocks import make_blocks
+from ..bounds import objective_lower_bound
+from ..deadline import Budget, PlanOptions, current
+from ..errors import CpplanError
+from ..plan import Plan
+from ..planners import registry
+from ..problem import Problem
+from .components import solve_components
+from .context import GOALS, Component, Context
+from .incumbent import Incumbent, Progress, Proof
+from .params import DEFAULT_PARAMS, SolverParams
+from .pools import solve_pools
+from .stages import bounds, first_plan, heuristics, heuristics_share, hints, tight_first
+from .tiers import solve_tiers
+
+__all__ = ["solve", "Progress", "Proof", "SolverParams"]
+
+
+def solve(
+    problem: Problem,
+    options: PlanOptions | Budget | None = None,
+    *,
+    goal: str = "minimise",
+    planners: list[str] | None = None,
+    exact: bool = True,
+    explain: bool = True,
+    progress: Callable[[Progress], None] | None = None,
+    params: SolverParams = DEFAULT_PARAMS,
+    time_limit: float | None = None,
+    workers: int | None = None,
+    seed: int | None = None,
+    deterministic: bool | None = None,
+) -> Plan:
+    """The best checked plan found within the time limit, with its certificate.
+
+    ``options`` (:class:`~cpplan.deadline.PlanOptions`: time limit, default 60 s; seed;
+    ``deterministic``, the same plan on every run: one thread, deterministic time; workers),
+    or the keywords of the same names; or a :class:`~cpplan.deadline.Budget` when the solve is a
+    stage of a larger run. ``goal="minimise"`` minimises ``sum(cost * height) + sum(traffic *
+    traffic_cost)``; ``goal="fit"`` stops at the first plan within the pools' capacities
+    (MiniMalloc's question). ``planners`` replaces the heuristics (the first plan included); the
+    buffers' hints, when they make a valid plan, are a warm start. ``exact=False`` skips the
+    exact engine. ``progress`` receives a :class:`Progress` whenever the bound or the best plan
+    moves. With ``explain``, a proven ``infeasible`` verdict comes with ``plan.conflict``:
+    buffers that cannot fit together (:mod:`cpplan.exact.conflict`).
+    """
+    if goal not in GOALS:
+        raise CpplanError(f"unknown goal {goal!r}; expected one of {', '.join(GOALS)}")
+    budget = _budget(problem, options, params, time_limit=time_limit, workers=workers,
+                     seed=seed, deterministic=deterministic)
+    started = time.perf_counter()
+    blocks = make_blocks(problem)
+    incumbent = Incumbent(blocks, Proof("max-load", "the most bytes live at one moment",
+                                        objective_lower_bound(blocks)), progress, started)
+    components = [Component(c) for c in blocks.components()] if blocks.n_pools == 1 else []
+    ctx = Context(problem, blocks, goal, budget, params, incumbent, components)
+    with _interruptible(budget):
+        if bounds(ctx):
+            tiled = tight_first(ctx) if exact else []
+            stage = budget.within(heuristics_share(ctx, exact))
+            hints(ctx)
+            if not ctx.settled() and planners is None:
+                first_plan(ctx, stage.share(params.first_plan))
+            if not ctx.settled():
+                heuristics(ctx, stage, planners)
+            for comp, offsets in tiled:  # (into the heuristics' plan)
+                incumbent.offer_packing(comp.ids, offsets, "tiling")
+            if exact and not ctx.settled():
+                if ctx.one_pool:
+                    solve_components(ctx)
+                else:
+                    solve_tiers(ctx)
+                    if not ctx.settled():
+                        solve_pools(ctx)
+    return _finish(ctx, started, explain)
+
+
+#: The time limit of a solve whose options give none.
+TIME_LIMIT = 60.0
+
+
+@registry.register("cpplan", family="exact")
+def plan(problem: Problem, options: PlanOptions, *, goal: str = "minimise",
+         planners: list[str] | None = None, exact: bool = True,
+         progress: Callable[[Progress], None] | None = None) -> Plan:
+    """cpplan's solver: bounds, heuristics, raced CP-SAT probes and searches, anytime
+    minimisation, with a proven lower bound (see :func:`cpplan.solve.solve`)."""
+    budget = current()  # the registry's, from the options (within the caller's)
+    assert budget is not None
+    if options.time_limit is None:
+        budget = budget.within(TIME_LIMIT)
+    return solve(problem, budget, goal=goal, planners=planners, exact=exact,
+                 progress=progress)
+
+
+def _budget(problem: Problem, options: PlanOptions | Budget | None, params: SolverParams,
+            **keywords: float | int | bool | None) -> Budget:
+    """The search's budget: the options' time limit, less the time to build and check the final
+    plan (a child of ``options`` when that is a budget already)."""
+    given = {k: v for k, v in keywords.items() if v is not None}
+    if isinstance(options, Budget):
+        if given:
+            raise CpplanError(f"solve: give a Budget or {', '.join(given)}, not both")
+        parent: Budget = options
+        limit = options.remaining()
+    else:
+        base = options if options is not None else PlanOptions(TIME_LIMIT)
+        try:
+            opts = PlanOptions(**{"time_limit": base.time_limit, "seed": base.seed,
+                                  "deterministic": base.deterministic,
+                                  "workers": base.workers, **given})  # type: ignore[arg-type]
+        except TypeError as e:
+            raise CpplanError(f"solve: {e}") from None
+        parent = opts.budget()
+        limit = parent.remaining()
+    reserve = min(limit / 2, params.finish_per_buffer * len(problem.buffers))
+    return parent.within(limit - reserve)
+
+
+@contextmanager
+def _interruptible(budget: Budget) -> Iterator[None]:
+    """Ctrl-C (in the main thread) stops the search; the best plan so far is returned."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, lambda *_: budget.stop())
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _finish(ctx: Context, started: float, explain: bool) -> Plan:
+    """The solve's answer: the checked best plan with its bound and status, or the verdict."""
+    inc, problem, budget = ctx.incumbent, ctx.problem, ctx.budget
+    deterministic = budget.deterministic
+
+    def seconds() -> float:
+        # In deterministic mode the time reported is deterministic too, so that the whole
+        # output is the same on every machine.
+        return budget.elapsed() if deterministic else time.perf_counter() - started
+
+    stats = {"proofs": [str(p) for p in inc.proofs[1:]], "interrupted": budget.stopped,
+             "best_planner": inc.planner, "offered": dict(inc.offered)}
+    refuted = inc.infeasible
+    if refuted is not None or inc.pools is None or inc.offsets is None:
+        why = str(refuted) if refuted is not None else "no plan found in the time limit"
+        verdict = Plan.infeasible(problem, why, planner="cpplan.solve", seconds=seconds())
+        if refuted is None:
+            return verdict.with_record(status="unknown", stats=stats)
+        if explain:
+            verdict = _explained(ctx, verdict, started)
+        return verdict.with_record(stats=stats)
+    plan = ctx.blocks.to_plan(inc.pools, inc.offsets, planner=f"cpplan.solve:{inc.planner}",
+                              seconds=seconds(), lower_bound=inc.lower, stats=stats)
+    if not deterministic:  # the time to build and check the plan counts too
+        plan = plan.with_record(seconds=time.perf_counter() - started)
+    inc.emit("done", plan.status)
+    return plan
+
+
+def _explained(ctx: Context, plan: Plan, started: float) -> Plan:
+    """The infeasible ``plan`` with the buffers that cannot fit together, when found: with what
+    is left of the time limit, and at most ``explain_extra`` seconds past it (a max-load
+    conflict needs no search; a refuted probe may run short)."""
+    from ..exact.conflict import irreducible_conflict
+
+    budget = ctx.budget
+    extra = ctx.params.explain_extra
+    seconds = max(budget.remaining(), min(budget.options.time_limit or extra, extra))
+    found = irreducible_conflict(ctx.blocks, Budget(seconds, options=budget.options))
+    if budget.deterministic:
+        return plan.with_record(conflict=found)
+    return plan.with_record(conflict=found, seconds=time.perf_counter() - started)

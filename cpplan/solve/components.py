@@ -1,0 +1,244 @@
+"""One pool: the exact engine, component by component.
+
+Components (blocks that share no moment with the rest) are packed on their own, the largest
+first, each with a fair share of the time left, and each by the strategy its size calls for:
+
+* a component of at most ``lns_above`` blocks is **probed and bisected**: "does it fit at the
+  target?" (the proven lower bound, or with goal ``fit`` the capacity) goes to a race of CP-SAT
+  and the branch-and-bound search (:func:`cpplan.exact.search.probe`; tight components to the
+  tiling search first). A yes is a packing, a proven no raises the lower bound; then a
+  bisection between the bound and the best height, and CP-SAT's own minimisation from the best
+  plan with what is left;
+* a larger one, when tight at the target, goes to the tiling search first
+  (:mod:`cpplan.exact.tiling`); otherwise it is **packed exact at its peak and greedy
+  elsewhere** (:mod:`cpplan.exact.peak`), then improved by **large neighbourhood search**
+  (:mod:`cpplan.exact.lns`).
+
+Time a component leaves unspent goes, at the end, to LNS on the components still above the
+bound (goal ``minimise``), or to more probes on those without a packing (goal ``fit``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bounds import stacking_height
+from ..deadline import Budget
+from ..exact.lazy import improve, minimise, peak_first, probe
+from ..exact.outcome import Outcome
+from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
+from .context import Component, Context
+from .incumbent import Proof
+
+__all__ = ["solve_components", "tile_tight"]
+
+
+def solve_components(ctx: Context) -> None:
+    """Every component above the target, largest first, by its strategy (module docstring),
+    then the time left to those still above it."""
+    todo = sorted((c for c in ctx.components if len(c) and ctx.above_target(c)), key=len,
+                  reverse=True)
+    budget = ctx.budget
+    for k, comp in enumerate(todo):
+        if budget.expired() or ctx.incumbent.infeasible is not None:
+            return
+        share = budget.within(budget.remaining() / (len(todo) - k))
+        if len(comp) > ctx.params.lns_above:
+            _large(ctx, comp, share)
+        else:
+            _probe_and_bisect(ctx, comp, share)
+    if ctx.goal == "fit":
+        _probe_again(ctx, todo)
+    else:
+        _lns_the_rest(ctx, todo)
+
+
+def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Outcome | None:
+    """Pack a tight component at height ``target`` (scaled) with the tiling search within
+    ``budget``; its packing (offered to the incumbent), or None. The component is marked as
+    tried either way."""
+    comp.tiled = True
+    nodes = int(budget.remaining() * TILE_NODES_PER_SECOND) if budget.deterministic else None
+    out = tile(ctx.blocks, comp.ids, target, budget, node_budget=nodes)
+    if out.status != "feasible":
+        return None
+    _offer(ctx, comp, out.offsets, "tiling")
+    return out
+
+
+def _large(ctx: Context, comp: Component, budget: Budget) -> None:
+    """A component beyond ``lns_above`` blocks: the tiling search when tight, else peak-first
+    packing then LNS. A window that cannot fit at the target is a proof."""
+    b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
+    target = ctx.target()
+    if not comp.tiled and is_tight(b, comp.ids, target) and \
+            tile_tight(ctx, comp, budget.share(params.large_tile), target) is not None:
+        return
+
+    def report(height: int, offsets: np.ndarray) -> None:
+        _offer(ctx, comp, offsets.copy(), "peak")
+        inc.emit("peak", f"component of {len(comp)}: height {height * b.scale}")
+
+    out = peak_first(b, comp.ids, _packing(ctx, comp), budget.share(params.peak),
+                     target=target, report=report)
+    if out.bound is not None:
+        _refuted(ctx, comp, target, "peak window", out.detail)
+    if inc.offsets is not None and ctx.above_target(comp):
+        _lns(ctx, comp, budget)
+
+
+def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
+    """Probes at the target, then (goal ``minimise``) a bisection between the proven bound and
+    the best height: a yes lowers the best height, a proven no raises the bound, a probe that
+    runs out of time moves the next target up towards the best height (probes with slack are
+    much easier); then CP-SAT's minimisation with the time left."""
+    b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
+    gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
+    first = True
+    while budget.remaining() > params.min_probe and inc.infeasible is None:
+        lo = ctx.target()
+        h = inc.height(comp.ids)
+        hi = h if h is not None else _ceiling(ctx, comp) + 1
+        if hi <= lo:
+            break
+        target = lo if first or ctx.goal == "fit" else (max(gave_up, lo - 1) + hi) // 2
+        if target >= hi or (target <= gave_up and not first):
+            break
+        if ctx.goal == "fit":
+            share = 1.0  # one question, all of the component's time
+        elif first:
+            tight = is_tight(b, comp.ids, target)
+            share = params.first_probe_tight if tight else params.first_probe
+        else:
+            share = params.bisect_probe
+        out = probe(b, comp.ids, {0: target}, budget.share(share))
+        first = False
+        if out.status == "feasible":
+            _offer(ctx, comp, out.offsets, "probe")
+        elif out.status == "infeasible":
+            _refuted(ctx, comp, target, "probe", out.detail)
+        elif ctx.goal == "fit":
+            continue  # the same question again, with more of the time
+        else:
+            gave_up = target
+    if ctx.goal == "minimise" and inc.infeasible is None:
+        _minimise(ctx, comp, budget)
+
+
+def _minimise(ctx: Context, comp: Component, budget: Budget) -> None:
+    """CP-SAT's own minimisation of the component from the best plan, with what ``budget`` has
+    left; its proven bound raises the lower bound."""
+    b, inc = ctx.blocks, ctx.incumbent
+    h = inc.height(comp.ids)
+    if budget.remaining() <= ctx.params.min_minimise or (h is not None and h <= ctx.target()):
+        return
+    ceiling = _ceiling(ctx, comp)
+    hmax = ceiling if h is None else min(h, ceiling)
+    hint = None if inc.offsets is None else (np.zeros(len(comp), np.int64),
+                                             inc.offsets[comp.ids])
+
+    def report(objective: float, bound: float) -> None:
+        inc.emit("minimise", f"component of {len(comp)}: height {int(objective)}, "
+                 f"bound {int(bound)}")
+
+    out = minimise(b, comp.ids, budget, height_max={0: hmax},
+                   height_min={0: inc.lower_height()}, hint=hint, report=report)
+    if out.offsets is not None:
+        _offer(ctx, comp, out.offsets, "cp-sat")
+    comp.proven = out.status == "optimal"
+    if out.bound is not None:
+        # The component's height bounds the pool's; its traffic is the pool's, a constant.
+        inc.prove(Proof("cp-sat", f"a component of {len(comp)} blocks",
+                        out.bound + b.settled_traffic_cost))
+    if out.status == "infeasible" and inc.offsets is None:
+        inc.prove(Proof("cp-sat", f"{len(comp)} blocks do not fit within "
+                        f"{hmax * b.scale} bytes, the capacity"))
+
+
+def _probe_again(ctx: Context, todo: list[Component]) -> None:
+    """Goal ``fit``: the time left goes to the components still without a packing within the
+    capacity, until each is answered (a packing, or a proof that none exists)."""
+    budget = ctx.budget
+    while budget.remaining() > ctx.params.min_probe and not ctx.settled():
+        rest = [c for c in todo if ctx.above_target(c)]
+        if not rest:
+            return
+        spent = budget.elapsed()
+        for k, comp in enumerate(rest):
+            share = budget.within(budget.remaining() / (len(rest) - k))
+            if len(comp) > ctx.params.lns_above:
+                _large(ctx, comp, share)
+            else:
+                _probe_and_bisect(ctx, comp, share)
+            if ctx.incumbent.infeasible is not None:
+                return
+        if budget.elapsed() <= spent:  # (cannot happen; never spin)
+            return
+
+
+def _lns_the_rest(ctx: Context, todo: list[Component]) -> None:
+    """Goal ``minimise``: the time the components left unspent (a bisection that ended early,
+    a share too short for CP-SAT's minimisation) goes to LNS on those still above the bound,
+    at least ``min_minimise`` seconds each, the largest first."""
+    budget, inc = ctx.budget, ctx.incumbent
+    while budget.remaining() > ctx.params.min_minimise and inc.offsets is not None:
+        rest = [c for c in todo if not c.proven and ctx.above_target(c)]
+        rest = rest[:max(1, int(budget.remaining() / ctx.params.min_minimise))]
+        if not rest:
+            return
+        spent = budget.elapsed()
+        for k, comp in enumerate(rest):
+            _lns(ctx, comp, budget.within(budget.remaining() / (len(rest) - k)))
+        if budget.elapsed() <= spent:  # (cannot happen; never spin)
+            return
+
+
+def _lns(ctx: Context, comp: Component, budget: Budget) -> None:
+    """Improve the component's packing in the best plan by large neighbourhood search until
+    ``budget`` runs out or it reaches the target."""
+    b, inc = ctx.blocks, ctx.incumbent
+    assert inc.offsets is not None
+
+    def report(height: int, offsets: np.ndarray) -> None:
+        _offer(ctx, comp, offsets.copy(), "lns")
+        inc.emit("lns", f"component of {len(comp)}: height {height * b.scale}")
+
+    out = improve(b, comp.ids, inc.offsets[comp.ids], budget, lower=ctx.target(),
+                  report=report)
+    if out.offsets is not None:
+        _offer(ctx, comp, out.offsets, "lns")
+
+
+def _refuted(ctx: Context, comp: Component, target: int, by: str, detail: str) -> None:
+    """The component cannot fit at ``target`` (scaled): the bound rises above it; at or above
+    the capacity, no plan exists."""
+    b, inc = ctx.blocks, ctx.incumbent
+    cap = ctx.capacity
+    what = f"{len(comp)} blocks do not fit at {target * b.scale} bytes ({detail})"
+    if cap is not None and target >= cap:
+        inc.prove(Proof(by, what + ", the capacity"))
+    else:
+        inc.prove(Proof(by, what, inc.as_objective(target + 1)))
+
+
+def _offer(ctx: Context, comp: Component, offsets: np.ndarray, planner: str) -> None:
+    if ctx.incumbent.offer_packing(comp.ids, offsets, planner) and planner not in ("lns", "peak"):
+        ctx.incumbent.emit(planner)  # (LNS and peak-first say more in their own lines)
+
+
+def _packing(ctx: Context, comp: Component) -> np.ndarray | None:
+    """The component's packing in the best plan, or in the partial packings, if any."""
+    inc = ctx.incumbent
+    if inc.offsets is not None:
+        return inc.offsets[comp.ids]
+    if inc.partial is not None and (inc.partial[comp.ids] >= 0).all():
+        return inc.partial[comp.ids]
+    return None
+
+
+def _ceiling(ctx: Context, comp: Component) -> int:
+    """A proven cap on the component's optimal height (scaled): the capacity, or the height
+    within which its blocks always fit (:func:`cpplan.bounds.stacking_height`)."""
+    cap = ctx.capacity
+    stacked = stacking_height(ctx.blocks, comp.ids, 0)
+    return stacked if cap is None else min(cap, stacked)

@@ -1,0 +1,73 @@
+"""The solver's tuning constants, in one place: :class:`SolverParams`.
+
+Each field says in one line why it has its value. The figures behind them are printed by the
+scripts in ``benchmarks/`` (``versus.py``, ``time_limits.py``, ``exact.py``), not kept here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SolverParams", "DEFAULT_PARAMS"]
+
+
+@dataclass(frozen=True)
+class SolverParams:
+    """Thresholds (in blocks) and shares of the time limit (fractions) that :func:`cpplan.solve.
+    solve` runs with. Pass another to ``solve(..., params=...)`` to experiment."""
+
+    # -- sizes ----------------------------------------------------------------------------------
+    #: A whole-problem model (several pools) beyond this takes longer to build than users give.
+    max_exact_blocks: int = 6000
+    #: Components beyond this are improved by peak-first packing and LNS, not probes and one
+    #: model (models of tens of thousands of rectangles do not build in time).
+    lns_above: int = 3000
+
+    # -- the first plan and the heuristics --------------------------------------------------------
+    #: The share of the limit the first greedy plan may take before it finishes in tracks.
+    first_plan: float = 0.4
+    #: The heuristics' quick share when probes follow: enough for the greedy planners and a
+    #: little local search (the probes then start with a DFS dive, which on real networks
+    #: reaches the max-load at once).
+    heuristics: float = 0.003
+    heuristics_min: float = 0.2  # seconds
+    heuristics_max: float = 1.0  # seconds
+    #: With a component beyond lns_above the heuristics' plan is what LNS improves on.
+    heuristics_large: float = 0.1
+    heuristics_large_max: float = 5.0  # seconds
+    #: Beyond the portfolio's REPLICAS_UP_TO blocks it runs only greedy planners: let them end.
+    heuristics_huge: float = 0.8
+    #: Several pools beyond max_exact_blocks: the heuristics choose the pools, then pool by pool.
+    heuristics_pools: float = 0.5
+
+    # -- components of one pool -------------------------------------------------------------------
+    #: Tight components beyond lns_above: the tiling search packs them in a second or not at all.
+    large_tile: float = 0.25
+    #: Of a large component's time, what peak-first packing may take before LNS.
+    peak: float = 0.8
+    #: The first probe (at the lower bound) of a tight component: the tiling search there is
+    #: what rebuilds perfect packings; later probes only shave a greedy plan's excess.
+    first_probe_tight: float = 0.75
+    #: The first probe of other components (a no raises the bound; a yes ends the bisection).
+    first_probe: float = 0.4
+    #: Each probe of the bisection that follows.
+    bisect_probe: float = 0.34
+    #: Below this many seconds a probe is not started.
+    min_probe: float = 0.05
+    #: Below this many seconds CP-SAT's minimisation or an LNS pass is not started.
+    min_minimise: float = 0.5
+
+    # -- several pools ---------------------------------------------------------------------------
+    #: The tier relaxation (each moment's load cut anywhere): its bound is often within a few
+    #: percent of the optimum, and its choice of pools the best warm start the model gets.
+    tier_bound: float = 0.3
+
+    # -- finishing --------------------------------------------------------------------------------
+    #: What building and checking the final plan costs per buffer, kept out of the search so
+    #: that the time limit holds.
+    finish_per_buffer: float = 8e-6
+    #: The time an irreducible conflict may take past an infeasible verdict's limit, at most.
+    explain_extra: float = 0.5
+
+
+DEFAULT_PARAMS = SolverParams()

@@ -1,0 +1,156 @@
+"""The stages before the exact engine: bounds, the first plan, the heuristics.
+
+Each stage offers its plans to the incumbent, which keeps only a better one: a stage can never
+make the answer worse than what the stages before it found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..bounds import capacity_conflict
+from ..deadline import Budget, OutOfTime
+from ..errors import CapacityError, PlanError
+from ..exact.outcome import Outcome
+from ..exact.tiling import is_tight
+from ..planners import registry
+from ..planners.fit import budget_orders
+from ..planners.portfolio import REPLICAS_UP_TO, SEARCHES, default_planners
+from ..planners.stacking import stack
+from .components import tile_tight
+from .context import Component, Context
+from .incumbent import Proof
+
+__all__ = ["bounds", "tight_first", "hints", "first_plan", "heuristics", "heuristics_share"]
+
+
+def bounds(ctx: Context) -> bool:
+    """The max-load per pool against the capacities: False (and the proof) when a capacity is
+    below it, so that no plan exists."""
+    conflict = capacity_conflict(ctx.blocks)
+    if conflict is not None:
+        ctx.incumbent.prove(Proof("max-load", conflict))
+        return False
+    ctx.incumbent.emit("bounds")
+    return True
+
+
+def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray]]:
+    """One pool of more than ``lns_above`` blocks: its components tight at the lower bound,
+    packed there by the tiling search before anything else (``large_tile`` of the time in all,
+    shared by size; a greedy plan of ten thousand blocks takes seconds, their packing often
+    less), with their packings, to put into the heuristics' plan. Each is tried once."""
+    b, params = ctx.blocks, ctx.params
+    if not ctx.one_pool or len(b) <= params.lns_above or ctx.goal != "minimise":
+        return []
+    target = ctx.incumbent.lower_height()
+    tight = [c for c in ctx.components if len(c) > 1 and is_tight(b, c.ids, target)]
+    total = ctx.budget.share(params.large_tile)
+    done = []
+    for k, comp in enumerate(tight):
+        left = sum(map(len, tight[k:]))
+        out: Outcome | None = tile_tight(ctx, comp, total.within(total.remaining() * len(comp)
+                                                                 / left), target)
+        if out is not None and out.offsets is not None:
+            done.append((comp, out.offsets))
+    return done
+
+
+def hints(ctx: Context) -> None:
+    """The plan the buffers' hints describe (each block at its root's hint, in its first
+    candidate pool), when every block has a hint and that plan is valid: a warm start only."""
+    b, inc = ctx.blocks, ctx.incumbent
+    if len(b) == 0 or (b.hint[b.fixed < 0] < 0).any():
+        return
+    pools = np.fromiter((c[0] for c in b.pools), np.int64, len(b))
+    offsets = np.where(b.fixed >= 0, b.fixed, b.hint)
+    try:
+        b.to_plan(pools, offsets, planner="hints", lower_bound=inc.lower)
+    except PlanError:
+        return
+    if inc.offer(pools, offsets, "hints"):
+        inc.emit("heuristic", "the problem's hints")
+
+
+def first_plan(ctx: Context, budget: Budget) -> None:
+    """Best-fit in size order (the largest blocks first, O(n log n) on the overlap index),
+    which, when ``budget`` runs out, finishes its smallest blocks in tracks
+    (:mod:`cpplan.planners.tracks`): a plan of every problem a greedy can place, never the
+    no-reuse stacking."""
+    inc = ctx.incumbent
+    try:
+        with budget.active():
+            plan = registry.get("best-fit")(ctx.problem, replace(budget.options, time_limit=None),
+                                            order="size")
+    except (CapacityError, OutOfTime):
+        return  # (the heuristics try other orders and planners)
+    if inc.offer(*ctx.blocks.arrays(plan.placements), "best-fit"):
+        left = plan.stats.get("finished_in_tracks")
+        inc.emit("heuristic", "best-fit, size order" + (
+            f" ({left} blocks finished in tracks at the time limit)" if left else ""))
+
+
+def heuristics(ctx: Context, budget: Budget, planners: list[str] | None) -> None:
+    """The heuristic portfolio (or ``planners``) within ``budget``: cpplan's greedy planners
+    in every order the problem's size allows (best-fit's size order ran already), the cheap
+    replicas of production allocators, the local search with the time left. Should nothing
+    give a plan, the no-reuse stacking (one pass, no search) is the fallback, so that a solve
+    has a plan whenever one is easy to have."""
+    inc = ctx.incumbent
+    failures = []
+    names, own = planners, {}
+    if names is None:
+        names = default_planners(ctx.problem)
+        orders = [o for o in budget_orders(len(ctx.blocks)) if o != "size"]
+        if orders:
+            own["best-fit"] = {"orders": orders}
+        else:
+            names.remove("best-fit")
+    for name in names:
+        if budget.expired():
+            break
+        # A greedy planner runs until the budget stops it; a search gets the time left.
+        limit = budget.remaining() if name in SEARCHES else None
+        try:
+            with budget.active():
+                plan = registry.get(name)(ctx.problem, replace(budget.options, time_limit=limit),
+                                          **own.get(name, {}))
+        except OutOfTime:
+            break
+        except CapacityError as e:
+            failures.append(f"{name}: {e}")
+            continue
+        if plan.placements and inc.offer(*ctx.blocks.arrays(plan.placements), plan.planner):
+            inc.emit("heuristic", plan.planner or name)
+    if inc.objective is None:
+        try:
+            inc.offer(*stack(ctx.blocks, ticking=False), "naive")  # (checked with the final plan)
+        except CapacityError as e:
+            failures.append(f"naive: {e}")
+        else:
+            inc.emit("heuristic", "naive (the heuristics were cut short)")
+    if inc.objective is None and failures:
+        inc.emit("heuristic", "no heuristic met the capacities (" + "; ".join(failures[:2])
+                 + ")")
+
+
+def heuristics_share(ctx: Context, exact: bool) -> float:
+    """The seconds the heuristics (the first plan included) may take before the exact engine
+    starts: a quick plan is all the exact engine needs (an upper bound and a hint). Exceptions:
+    no exact engine (all the time), and problems where the exact engine only improves a plan
+    (LNS, several pools beyond ``max_exact_blocks``), where the greedy plan must be there first.
+    """
+    b, params, budget = ctx.blocks, ctx.params, ctx.budget
+    left = budget.remaining()
+    if not exact:
+        return left
+    if b.n_pools > 1 and len(b) > params.max_exact_blocks:
+        return left * params.heuristics_pools
+    if any(len(c) > params.lns_above for c in ctx.components):
+        if len(b) > REPLICAS_UP_TO:
+            return left * params.heuristics_huge
+        return min(left * params.heuristics_large, params.heuristics_large_max)
+    return min(max(left * params.heuristics, params.heuristics_min), params.heuristics_max)
+
