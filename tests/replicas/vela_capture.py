@@ -3,11 +3,13 @@ a given size, and print as JSON what its allocators decided, with what they deci
 
 * ``fast``: one entry per call of ``Scheduler.use_fast_storage_for_feature_maps``: the SRAM
   limit, and per live range of the SRAM (in Vela's order) its inclusive start and end, size,
-  name, whether it competes (holds a feature map Vela moved there), whether it stayed, and the
-  element accesses Vela estimated for its first tensor (what it scores a range by);
+  name, the names of its tensors, the purpose of the first, whether it competes (holds a
+  feature map Vela moved there), whether it stayed, and the element accesses Vela estimated
+  for its first tensor (what it scores a range by);
 * ``climbs``: one entry per ``hillclimb_allocation.allocate_live_ranges`` call: the memory
   limit, iteration cap, the live ranges (start, end, size, alignment, name) and the addresses;
-* ``sram_used``, ``dram_used``: Vela's arena sizes (``memory_used_per_type``).
+* ``used``: Vela's arenas in bytes: ``sram`` (all of the SRAM), ``scratch_fast`` (the SRAM
+  arena) and ``scratch`` (the DRAM arena), from ``memory_used`` and ``memory_used_per_type``.
 
 ``python -m tests.replicas.vela_capture MODEL SRAM_BYTES OUT_DIR``. A process per compile: Vela
 keeps global state between compiles. Used by ``tests/replicas/test_vela.py`` and
@@ -102,7 +104,8 @@ def _capture(model: str, sram: int, out_dir: str) -> dict:
         for lr in call["graph"].lrs:
             moved = next((t for t in lr.tensors if t in self.scratched_fms), None)
             rows.append({"start": lr.start_time, "end": lr.end_time, "size": lr.size,
-                         "name": lr.name, "competes": moved is not None,
+                         "name": lr.name, "tensors": [t.name for t in lr.tensors],
+                         "purpose": lr.tensors[0].purpose.name, "competes": moved is not None,
                          "stays": moved is None
                          or moved.mem_area == self.arch.fast_storage_mem_area,
                          "access": int(call["access"].get(lr.tensors[0], 0))})
