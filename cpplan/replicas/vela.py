@@ -151,9 +151,13 @@ def plan(problem: Problem, *, alignment: int = 16, quantum: int = 16, clock: int
                                max_iterations, fixed=pinned)
         top = addresses + size[mine]
         if caps[p] is not None and int(top.max()) > caps[p]:
-            k = int(np.argmax(top))
-            raise _fit_error(blocks, int(mine[k]), p, f"its hill climb needs {int(top.max())} "
-                             "bytes (the fit test counts live bytes, not holes)")
+            live = np.zeros(len(blocks.times) + 1, np.int64)
+            np.add.at(live, blocks.start[mine], size[mine])
+            np.add.at(live, blocks.end[mine], -size[mine])
+            why = ("the live bytes alone pass it" if int(np.cumsum(live).max()) > caps[p]
+                   else "the fit test counts live bytes, not holes")
+            raise _fit_error(blocks, int(mine[int(np.argmax(top))]), p,
+                             f"its hill climb needs {int(top.max())} bytes ({why})")
         offset[mine] = addresses // g
     return finish(blocks, problem, pool_of, offset, planner=NAME, started=started)
 
