@@ -1,8 +1,8 @@
 """The ``vela`` replica against Vela itself (``ethos-u-vela``, its Python core).
 
 * Real compiles: the project's int8 TFLM models (``instances/tflite/*_int8.tflite``) compiled
-  for an Ethos-U65 whose dedicated SRAM is a few kilobytes, so that feature maps compete for
-  it (``tests/replicas/vela_capture.py``). Every decision of Vela's
+  for an Ethos-U65 (and an Ethos-U55) whose dedicated SRAM is a few kilobytes, so that feature
+  maps compete for it (``tests/replicas/vela_capture.py``). Every decision of Vela's
   ``use_fast_storage_for_feature_maps`` is captured with the live ranges, access estimates and
   limit it decided on, and every hill climb with its live ranges and addresses: the replica
   must keep the same feature maps in SRAM and give every live range the same address.
@@ -42,11 +42,16 @@ from tests.replicas.vela_capture import compile_model  # noqa: E402
 
 MODELS = ["branchy_int8", "mobile_int8", "mean_int8"]
 SRAM = [2048, 4096, 6144, 12288]
+# (model, SRAM bytes, accelerator): the U65 at every size, an Ethos-U55 at two
+CASES = [(m, s, "ethos-u65-256") for m in MODELS for s in SRAM] + [
+    (m, s, "ethos-u55-128") for m in MODELS[:2] for s in (3072, 8192)]
+IDS = [f"{m}-{s}-{a[6:9]}" for m, s, a in CASES]
 
 
 @functools.cache
-def compiled(model: str, sram: int, out: str) -> dict:
-    return compile_model(str(ROOT / "instances" / "tflite" / f"{model}.tflite"), sram, out)
+def compiled(model: str, sram: int, out: str, accelerator: str = "ethos-u65-256") -> dict:
+    return compile_model(str(ROOT / "instances" / "tflite" / f"{model}.tflite"), sram, out,
+                         accelerator)
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +69,9 @@ def decide(call: dict) -> tuple[np.ndarray, int | None]:
                         np.asarray([r["competes"] for r in lrs]), call["limit"])
 
 
-@pytest.mark.parametrize("sram", SRAM)
-@pytest.mark.parametrize("model", MODELS)
-def test_replica_keeps_the_feature_maps_vela_keeps(model, sram, out_dir):
-    got = compiled(model, sram, out_dir)
+@pytest.mark.parametrize("model,sram,accelerator", CASES, ids=IDS)
+def test_replica_keeps_the_feature_maps_vela_keeps(model, sram, accelerator, out_dir):
+    got = compiled(model, sram, out_dir, accelerator)
     assert got["fast"]
     for call in got["fast"]:
         stay, over = decide(call)
@@ -75,10 +79,9 @@ def test_replica_keeps_the_feature_maps_vela_keeps(model, sram, out_dir):
         assert stay.tolist() == [r["stays"] for r in call["lrs"]]
 
 
-@pytest.mark.parametrize("sram", SRAM)
-@pytest.mark.parametrize("model", MODELS)
-def test_hill_climb_gives_vela_addresses(model, sram, out_dir):
-    got = compiled(model, sram, out_dir)
+@pytest.mark.parametrize("model,sram,accelerator", CASES, ids=IDS)
+def test_hill_climb_gives_vela_addresses(model, sram, accelerator, out_dir):
+    got = compiled(model, sram, out_dir, accelerator)
     assert got["climbs"]
     for climb in got["climbs"]:
         lrs = climb["lrs"]
@@ -91,12 +94,11 @@ def test_the_small_srams_make_feature_maps_compete(out_dir):
     """The comparisons above cover the exhaustive search: in some decision competitors both
     stay and leave, with access estimates that differ."""
     seen = 0
-    for model in MODELS:
-        for sram in SRAM:
-            for call in compiled(model, sram, out_dir)["fast"]:
-                scored = [r for r in call["lrs"] if r["competes"] and r["access"]]
-                if {r["stays"] for r in scored} == {True, False}:
-                    seen += 1
+    for model, sram, accelerator in CASES:
+        for call in compiled(model, sram, out_dir, accelerator)["fast"]:
+            scored = [r for r in call["lrs"] if r["competes"] and r["access"]]
+            if {r["stays"] for r in scored} == {True, False}:
+                seen += 1
     assert seen >= 3
 
 
@@ -109,12 +111,11 @@ def problem_of(call: dict) -> Problem:
                    pools=(Pool("sram", capacity=call["limit"]), Pool("dram")))
 
 
-@pytest.mark.parametrize("sram", SRAM)
-@pytest.mark.parametrize("model", MODELS)
-def test_vela_planner_on_vela_live_ranges(model, sram, out_dir):
+@pytest.mark.parametrize("model,sram,accelerator", CASES, ids=IDS)
+def test_vela_planner_on_vela_live_ranges(model, sram, accelerator, out_dir):
     """The planner end to end on the problem of Vela's first decision: the same buffers in
     SRAM, a valid plan within the SRAM, or the failure of a packing past it."""
-    call = compiled(model, sram, out_dir)["fast"][0]
+    call = compiled(model, sram, out_dir, accelerator)["fast"][0]
     problem = problem_of(call)
     try:
         plan = get("vela")(problem, clock=1, quantum=1)

@@ -1,5 +1,7 @@
-"""Compile a .tflite model with Vela (its Python core) for an Ethos-U65 with a dedicated SRAM of
-a given size, and print as JSON what its allocators decided, with what they decided on:
+"""Compile a .tflite model with Vela (its Python core) for an Ethos-U65 (or another accelerator)
+with a dedicated SRAM of a given size (memory mode ``Dedicated_Sram``: feature maps in DRAM,
+the SRAM a cache they compete for), and print as JSON what its allocators decided, with what
+they decided on:
 
 * ``fast``: one entry per call of ``Scheduler.use_fast_storage_for_feature_maps``: the SRAM
   limit, and per live range of the SRAM (in Vela's order) its inclusive start and end, size,
@@ -11,9 +13,9 @@ a given size, and print as JSON what its allocators decided, with what they deci
 * ``used``: Vela's arenas in bytes: ``sram`` (all of the SRAM), ``scratch_fast`` (the SRAM
   arena) and ``scratch`` (the DRAM arena), from ``memory_used`` and ``memory_used_per_type``.
 
-``python -m tests.replicas.vela_capture MODEL SRAM_BYTES OUT_DIR``. A process per compile: Vela
-keeps global state between compiles. Used by ``tests/replicas/test_vela.py`` and
-``benchmarks/vela.py``.
+``python -m tests.replicas.vela_capture MODEL SRAM_BYTES OUT_DIR [ACCELERATOR]``. A process
+per compile: Vela keeps global state between compiles. Used by ``tests/replicas/test_vela.py``
+and ``benchmarks/vela.py``.
 """
 
 from __future__ import annotations
@@ -54,20 +56,22 @@ arena_cache_size={size}
 """
 
 
-def compile_model(model: str, sram: int, out_dir: str) -> dict:
+def compile_model(model: str, sram: int, out_dir: str,
+                  accelerator: str = "ethos-u65-256") -> dict:
     """Compile in a fresh process (deterministic hashing) and return what it captured."""
     env = dict(os.environ, PYTHONHASHSEED="0")
     root = Path(__file__).resolve().parents[2]
     env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-m", "tests.replicas.vela_capture", model, str(sram),
-                           out_dir], capture_output=True, text=True, env=env, check=False)
+                           out_dir, accelerator], capture_output=True, text=True, env=env,
+                          check=False)
     if done.returncode != 0:
         raise RuntimeError(f"vela failed on {model} with {sram} bytes of SRAM:\n"
                            f"{done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def _capture(model: str, sram: int, out_dir: str) -> dict:
+def _capture(model: str, sram: int, out_dir: str, accelerator: str) -> dict:
     # Vela's command first: its modules import one another in that order.
     cli = importlib.import_module("ethosu.vela.vela")
     from ethosu.vela import hillclimb_allocation, live_range, scheduler
@@ -136,7 +140,7 @@ def _capture(model: str, sram: int, out_dir: str) -> dict:
 
     cli.process = process_kept
     with contextlib.redirect_stdout(io.StringIO()):
-        code = cli.main([model, "--accelerator-config", "ethos-u65-256", "--config", str(ini),
+        code = cli.main([model, "--accelerator-config", accelerator, "--config", str(ini),
                          "--system-config", SYSTEM, "--memory-mode", MODE,
                          "--debug-force-legacy-core", "--output-dir", out_dir])
     if code != 0:
@@ -145,4 +149,4 @@ def _capture(model: str, sram: int, out_dir: str) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_capture(sys.argv[1], int(sys.argv[2]), sys.argv[3])))
+    print(json.dumps(_capture(*sys.argv[1:2], int(sys.argv[2]), *sys.argv[3:5])))
