@@ -7,7 +7,7 @@ engine, and the heuristic answer when there is no time for more.
 
 Default list (:func:`default_planners`): cpplan's own greedy planners first (``best-fit``,
 ``first-fit``), then every registered replica of a production allocator that is cheap, i.e.
-not a search (``usmp-hill-climb`` is left out: it is a time-budgeted search), and last
+not a search (``usmp-hill-climb`` and ``vela``, hill climbs, are left out), and last
 cpplan's ``local-search`` with the time left; the replicas and the local search only while the
 problem is small enough (:data:`REPLICAS_UP_TO` blocks; past that the replicas' simple indexes
 take tens of seconds each and the local search's moves re-place tens of thousands of blocks).
@@ -37,7 +37,8 @@ __all__ = ["portfolio", "default_planners", "OWN_FAST", "SEARCHES", "REPLICAS_UP
            "TIME_LIMIT", "SEARCH_SHARE"]
 
 OWN_FAST = ("best-fit", "first-fit")
-SEARCHES = frozenset({"usmp-hill-climb", "local-search", "portfolio"})  # get the time left
+# Searches (left out of the default list; given the time left when run)
+SEARCHES = frozenset({"usmp-hill-climb", "vela", "local-search", "portfolio"})
 REPLICAS_UP_TO = 5000  # blocks
 TIME_LIMIT = 5.0  # seconds, default for the whole portfolio
 SEARCH_SHARE = 0.9  # of time_limit, for the local search in deterministic mode

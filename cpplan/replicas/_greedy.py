@@ -217,6 +217,25 @@ class Arena:
             return los[0], his[0], None
         return np.concatenate(los), np.concatenate(his), None
 
+    def obstacle_blocks(self, i: int, pool: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`obstacles` (from the plain index) with the block each obstacle belongs to in
+        place of its alignment, for rules that depend on which block an obstacle is. Empty
+        pieces of block ``i`` take part too: they see the placed pieces they share a moment
+        with (placed pieces without bytes are never obstacles)."""
+        a, b = self._pptr[i], self._pptr[i + 1]
+        S = self._top[i]
+        los, his, owners = [], [], []
+        for q in range(a, b):
+            hi, lo = self._phi[q], self._plo[q]
+            idx = self._index.overlapping(self._ps[q], self._pe[q])
+            idx = idx[self._piece_pool[idx] == pool]
+            los.append(self._piece_alo[idx] - (hi - S))
+            his.append(self._piece_ahi[idx] - lo)
+            owners.append(self._piece_block[idx])
+        if len(los) == 1:
+            return los[0], his[0], owners[0]
+        return np.concatenate(los), np.concatenate(his), np.concatenate(owners)
+
     def overlapping_blocks(self, i: int) -> np.ndarray:
         """Blocks (placed or not, any pool) with a piece sharing a moment with block ``i``."""
         a, b = self._pptr[i], self._pptr[i + 1]

@@ -1,7 +1,11 @@
-"""Replica of ExecuTorch's default memory planner, the greedy of shared objects.
+"""Replicas of ExecuTorch's memory planners built on shared objects: the default greedy and
+the capacity-aware banked planner that spills from the fastest memory to the next.
 
-Reproduces pytorch/executorch, ``exir/memory_planning.py`` (``greedy``, ``pick_shared_obj``,
-``_compute_total_sizes``; ExecuTorch 1.5), as ``MemoryPlanningPass`` runs it by default.
+Reproduce pytorch/executorch, ``exir/memory_planning.py`` (``greedy``, ``pick_shared_obj``,
+``_compute_total_sizes``; ExecuTorch 1.5), as ``MemoryPlanningPass`` runs it by default, and
+``exir/banked_memory_planning.py`` (``BankedGreedy``, ExecuTorch 1.5.1), as
+``banked_memory_planning_pass`` runs it. The Cadence backend's planners are in
+:mod:`cpplan.replicas.cadence`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ..problem import Problem
 from ._greedy import align_up, check_alignment, finish, prepare
 
 NAME = "executorch-greedy"
+BANKED = "executorch-banked-greedy"
 
 
 @register(NAME, family="replica", reproduces="pytorch/executorch, exir/memory_planning.py "
@@ -49,14 +54,70 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16,
     above the highest of them. A block tries its candidate pools in order and takes the first
     where the height stays within the capacity (ExecuTorch's ``mem_id`` is given, one pool).
     """
+    return _shared_objects(problem, NAME, alignment, allow_overlapping_allocations)
+
+
+@register(BANKED, family="replica", reproduces="pytorch/executorch, "
+          "exir/banked_memory_planning.py (BankedGreedy)")
+def banked(problem: Problem, options: PlanOptions, *, alignment: int = 16,
+           extra_padding: int = 0, allow_overlapping_allocations: bool = True) -> Plan:
+    """ExecuTorch's capacity-aware banked planner: largest first, each tensor into the fastest
+    bank (pool) that can hold it, spilling to the next.
+
+    Reproduces ``exir/banked_memory_planning.py`` (``BankedGreedy``: ``__call__``,
+    ``_place_free``, ``_packing_order``, ``_reusable_object``, ``_submodule_reserved``;
+    ``banked_memory_planning_pass`` with a ``TargetMemoryMap`` of banks), ExecuTorch
+    1.5.1. The banks are the pools in problem order (the map's preference order): a bank's
+    ``size`` is the pool's capacity (``None``: a pool the map does not declare, laid out but
+    never budgeted), its ``alignment`` the pool's.
+
+    Kept from the original:
+
+    * order: size descending at the graph's ``alignment`` (bytes, default 16), equal sizes in
+      reverse problem order (``bisect.insort`` then reversed, as ``greedy``).
+    * pins first: in a problem of several pools, a tensor with one candidate pool is pinned to
+      that bank (a ``mem_id`` set by a custom pool pass): pins go down before everything else,
+      with ``pick_shared_obj``, and one that would take its bank past its size aborts.
+    * then each other tensor is offered to its pools in order (the map's order when it lists
+      none): a bank takes it if it fits in a shared object already there, at offset 0 in the
+      first object none of whose tensors it meets and that is large enough, else on top of the
+      highest tensor it meets in the first object where that leaves room
+      (``allow_overlapping_allocations``): that costs the bank nothing; else if the bank has
+      headroom for a new object of its size. Fits nowhere: :class:`CapacityError` (the original
+      raises ``BankPlacementError``).
+    * what a bank has used: the space reserved at its bottom for sub-graphs, the sizes of its
+      objects, and ``extra_padding`` (bytes; XNNPACK's 64) once it holds an object; the arena
+      is not allowed past the bank's size. Objects are never resized, and are laid end to end
+      above the reserved space.
+    * sizes are realigned to the bank a tensor is offered to (the pool's alignment): a larger
+      bank alignment rounds the tensor up in that bank only.
+    * with one bank it is ``executorch-greedy`` exactly.
+
+    Extensions: a tensor whose candidate list names several pools (but not all) tries those in
+    its own order; the reserved space is rounded up to the bank's alignment (the original lays
+    objects right above it); aliases (``storage_base``) follow their root, as in the original.
+    """
+    return _shared_objects(problem, BANKED, alignment, allow_overlapping_allocations,
+                           banked=True, extra_padding=extra_padding)
+
+
+def _shared_objects(problem: Problem, name: str, alignment: int, overlapping: bool, *,
+                    banked: bool = False, extra_padding: int = 0) -> Plan:
+    """ExecuTorch's shared-object greedy in ``greedy``'s form (``banked`` False) or
+    ``BankedGreedy``'s (pins first, sorted at the graph's alignment, ``extra_padding``)."""
     started = time.perf_counter()
     align_b = check_alignment(alignment)
+    if isinstance(extra_padding, bool) or not isinstance(extra_padding, int) \
+            or extra_padding < 0:
+        raise ValueError(f"extra_padding must be a number of bytes >= 0, got {extra_padding!r}")
     blocks, extra = prepare(problem, align_b)
     n = len(blocks)
+    g = blocks.scale
     pool_of = np.full(n, -1, np.int64)
     offset = np.zeros(n, np.int64)
     n_pools = blocks.n_pools
-    cap = [None if c < 0 else int(c) for c in blocks.pool_capacity.tolist()]
+    cap = [None if c is None else (c - extra_padding) // g
+           for c in (p.capacity for p in problem.pools)]
 
     # One size unit per pool: every alignment that can meet there, so that sums of sizes keep
     # every offset aligned.
@@ -77,28 +138,34 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16,
 
     free = np.nonzero(blocks.fixed < 0)[0]
     objects = [_Objects() for _ in range(n_pools)]
-    # Size descending; equal sizes in reverse problem order (insort keeps them in order, the
-    # reverse flips them).
     padded = {int(i): [align_up(int(blocks.size[i]), unit[p]) for p in blocks.pools[i]]
               for i in free.tolist()}
-    first = np.array([padded[int(i)][0] for i in free], np.int64)
-    order = free[np.lexsort((-blocks.root[free], -first))] if len(free) else free
-    for i in order.tolist():
+    if banked:  # sorted by the size at the graph's alignment
+        key = align_up(blocks.size[free], extra)
+    else:  # by the size in the first candidate pool
+        key = np.array([padded[int(i)][0] for i in free], np.int64)
+    # Size descending; equal sizes in reverse problem order (insort keeps them in order, the
+    # reverse flips them).
+    order = free[np.lexsort((-blocks.root[free], -key))] if len(free) else free
+    pinned = np.zeros(len(order), bool)
+    if banked and n_pools > 1:
+        pinned = np.asarray([len(blocks.pools[i]) == 1 for i in order.tolist()], bool)
+    for i in [*order[pinned].tolist(), *order[~pinned].tolist()]:
         tick()  # one placement: the replica honours the active time budget
         s0, e0 = int(blocks.start[i]), int(blocks.end[i])
         for k, p in enumerate(blocks.pools[i]):
-            got = objects[p].pick(padded[i][k], s0, e0, allow_overlapping_allocations,
+            got = objects[p].pick(padded[i][k], s0, e0, overlapping,
                                   room=None if cap[p] is None else cap[p] - base[p])
             if got is not None:
                 objects[p].commit(i, *got, padded[i][k], s0, e0)
                 pool_of[i] = p
                 break
         else:
-            raise capacity_error(blocks, i, NAME)
+            raise capacity_error(blocks, i, name)
     for p in range(n_pools):
         for i, off in objects[p].offsets(base[p]):
             offset[i] = off
-    return finish(blocks, problem, pool_of, offset, planner=NAME, started=started)
+    return finish(blocks, problem, pool_of, offset, planner=name, started=started)
 
 
 class _Objects:

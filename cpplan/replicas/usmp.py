@@ -20,6 +20,7 @@ import numpy as np
 
 from ..bounds import load_profile
 from ..deadline import OutOfTime, PlanOptions
+from ..errors import PlanError
 from ..plan import Plan
 from ..planners.fit import conflicts
 from ..planners.registry import register
@@ -39,12 +40,21 @@ _DOC = """
 
     Kept from the original:
 
-    * placement (``PostSortAllocation``): the block goes *above the highest end* of its
-      already-placed conflicts in the pool, each end rounded up to the *conflict's* alignment
-      (``round_up_to_byte_alignment``); gaps are never reused. Pools are tried in candidate
-      order; a pool is dropped when the offset would pass its capacity (``size_hint_bytes``);
-      none left: :class:`CapacityError` (TVM: "the space available in the provided pools
-      exceeded").
+    * placement (``PostSortAllocation``): a candidate pool is kept when the buffer fits in it
+      at all (``size_hint_bytes``), at offset 0; then the buffer's already-placed conflicts are
+      walked in list order, each raising its pool's offset to its end rounded up to the
+      *conflict's* alignment (``round_up_to_byte_alignment``), so the buffer goes *above the
+      highest end* there and gaps are never reused. A conflict whose end leaves no room for
+      the buffer drops its pool, but a later conflict in that pool takes the pool back
+      (``std::unordered_map::operator[]`` re-inserts it at 0) and raises it from 0 again,
+      forgetting the conflicts before: the buffer may land on one of them, and TVM's plan is
+      then invalid; the replica raises :class:`PlanError` naming both. The first candidate
+      pool left wins; none left: :class:`CapacityError` (TVM: "the space available in the
+      provided pools exceeded").
+    * the conflict list: the ``conflicts`` option's list for the buffer, in its order, then
+      the buffers met in time that it leaves out, by start (TVM's liveness analysis lists the
+      buffers live when a buffer starts, in hash order, then those that start while it lives;
+      the order matters only where a pool is dropped).
     * ``alignment`` (bytes, default 1 = ``kDefaultWorkspaceAlignment``) joins each block's and
       pool's alignment. TVM never aligns a buffer's own offset; here the offset is also rounded
       up to the block's own alignment so that the plan stays valid.
@@ -62,7 +72,9 @@ _HILL_DOC = """
       deterministic, so the result is the same).
     * inner greedy: first fit: the already-placed conflicts sorted by offset, and the candidate
       moves above a conflict (to its end, rounded to the conflict's alignment) whenever it
-      would overlap it; no room in any pool: "could not fit" (the attempt is never accepted).
+      would overlap it; a pool is dropped as soon as one of its conflicts ends too high for
+      the buffer to fit *above* it, even when a gap below would hold it; no room in any
+      pool: "could not fit" (the attempt is never accepted).
     * acceptance: always when better (strictly smaller sum of pool sizes) or the first time;
       otherwise with probability ``rnd() % 100 < 50 * (total - best) / total / attempts``; a
       rejection swaps back the *last recorded* swap (even if that swap was already undone:
@@ -158,17 +170,88 @@ def _start(problem: Problem, name: str, alignment: int, conflicts):
 def _greedy(problem: Problem, name: str, alignment: int, conflicts, by_conflicts: bool) -> Plan:
     started = time.perf_counter()
     blocks, arena, explicit, todo, cnt = _start(problem, name, alignment, conflicts)
-    order = _order(blocks, todo, cnt, by_conflicts)
-
-    def choose(arena, i, pool):
-        lo, hi, al = _obstacles(arena, i, pool, explicit)
-        A = arena.align(i, pool)
-        if len(lo) == 0:
-            return 0
-        return int(align_up(max(int(align_up(hi, al).max()), 0), A))
-
-    arena.place_in_order(order, choose, name)
+    size = arena.top.tolist()
+    cap = arena.cap
+    start = blocks.start
+    for i in _order(blocks, todo, cnt, by_conflicts):
+        # The conflicts in TVM's order: the explicit list, then the blocks met in time that it
+        # leaves out, by start (TVM lists the buffers live when one starts, then those that
+        # start while it lives).
+        listed = explicit.get(i, []) if explicit else []
+        met = arena.overlapping_blocks(i)
+        met = met[np.lexsort((met, start[met]))]
+        if listed:
+            met = np.asarray([*listed, *(c for c in met.tolist() if c not in set(listed))],
+                             np.int64)
+        met = met[arena.pool_of[met] >= 0]
+        # PostSortAllocation: per pool the highest end of a placed conflict there, rounded up
+        # to the conflict's alignment; a conflict that leaves no room drops the pool, and a
+        # later one takes it back from 0 (std::unordered_map::operator[]).
+        pc = arena.pool_of[met]
+        al = np.asarray([arena.align(int(c), int(q)) for c, q in zip(met, pc, strict=True)],
+                        np.int64)
+        nxt = align_up(arena.offset[met] + arena.top[met], al) if len(met) else met
+        room = nxt + size[i] <= np.asarray([cap[q] for q in pc.tolist()], np.int64)
+        cands = {q: 0 for q in blocks.pools[i] if size[i] <= cap[q]}
+        dropped_by: dict[int, int] = {}
+        for q in set(pc.tolist()):
+            mine = np.nonzero(pc == q)[0]
+            bad = mine[~room[mine]]
+            if len(bad):  # dropped at its last bad conflict; what follows takes it back
+                dropped_by[q] = int(met[bad[-1]])
+                mine = mine[mine > bad[-1]]
+                if not len(mine):
+                    cands.pop(q, None)
+                    continue
+                cands[q] = 0
+            cands[q] = max(cands.get(q, 0), int(nxt[mine].max()))
+        for p in blocks.pools[i]:
+            if p not in cands:
+                continue
+            off = int(align_up(cands[p], arena.align(i, p)))
+            if off + size[i] > cap[p]:
+                continue  # (own alignment, an extension, passes the capacity)
+            if p in dropped_by:  # taken back: TVM forgot the conflicts before
+                hit = _landed_on(arena, i, p, off, listed)
+                if hit is not None:
+                    raise _overlap(arena, i, p, off, hit, dropped_by[p], name)
+            arena.commit(i, p, off)
+            break
+        else:
+            raise capacity_error(blocks, i, name)
     return finish(blocks, problem, arena.pool_of, arena.offset, planner=name, started=started)
+
+
+def _landed_on(arena: Arena, i: int, p: int, off: int, listed: list[int]) -> int | None:
+    """A placed block of pool ``p`` that block ``i`` at ``off`` would share bytes with, among
+    those it meets in time and those it conflicts with (``listed``); None if there is none."""
+    S = int(arena.top[i])
+    lo, hi, owner = arena.obstacle_blocks(i, p)
+    hit = owner[(lo - S < off) & (off < hi)]
+    if len(hit):
+        return int(hit[0])
+    for c in listed:
+        if c != i and arena.pool_of[c] == p and arena.top[c] > 0 and S > 0 \
+                and arena.offset[c] < off + S and off < arena.offset[c] + arena.top[c]:
+            return c
+    return None
+
+
+def _overlap(arena: Arena, i: int, p: int, off: int, other: int, dropped: int | None,
+             name: str) -> PlanError:
+    """The error for TVM's placement of block ``i`` at ``off`` in pool ``p``, over block
+    ``other``, a conflict it forgot when the pool was dropped and taken back."""
+    blocks = arena.blocks
+    ids = blocks.problem.buffers
+    pool = blocks.problem.pools[p].name
+    why = ""
+    if dropped is not None:
+        why = (f" (conflict {ids[int(blocks.root[dropped])].id!r} dropped pool {pool!r}, a "
+               "later one took it back from offset 0 and forgot the conflicts before it)")
+    return PlanError(f"{name}: TVM would put buffer {ids[int(blocks.root[i])].id!r} at "
+                     f"{pool}:{off * blocks.scale}, over buffer "
+                     f"{ids[int(blocks.root[other])].id!r} that it conflicts with{why}: TVM's "
+                     "plan is invalid here")
 
 
 @register("usmp-greedy-by-size", family="replica", reproduces="apache/tvm, "
@@ -217,9 +300,12 @@ def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
         A = arena.align(i, pool)
         if len(lo) == 0:
             return 0
+        ends = align_up(hi, al)
+        if int(ends.max()) + int(size[i]) > arena.cap[pool]:
+            return None  # a conflict ends too high: the pool is dropped, gaps or not
         o = np.argsort(lo)
         L = lo[o]
-        cm = np.maximum.accumulate(align_up(hi[o], al[o]))
+        cm = np.maximum.accumulate(ends[o])
         cur = np.empty(len(L), np.int64)
         cur[0] = 0
         np.maximum(cm[:-1], 0, out=cur[1:])
@@ -243,7 +329,7 @@ def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
             unfit[k] = True
             for p in pools[i]:
                 off = choose(arena, i, p)
-                if arena.fits(i, p, off):
+                if off is not None and arena.fits(i, p, off):
                     arena.commit(i, p, off)
                     unfit[k] = False
                     break

@@ -10,6 +10,9 @@
   ExecuTorch reserves at the bottom of an arena for sub-graphs (``input_mem_buffer_sizes``:
   the branches of ``torch.cond``, ``while``, ``map``) is a buffer fixed at offset 0 while the
   control-flow node runs (the whole program when the graph has no such node).
+  :func:`problem_in_memories` is the same problem for a planner that chooses each tensor's
+  memory among several (the Cadence backend's ``MemoryConfig``, the banked planner's
+  ``TargetMemoryMap``): the memories are pools, fastest first, with their capacities.
 * **The plan handed back.** :func:`memory_planning_pass` is a ``MemoryPlanningPass`` whose
   algorithm is cpplan (:class:`CpplanAlgorithm`): it solves every arena with
   :func:`cpplan.solve.solve`, checks the plan with cpplan's checker (a plan that fails raises
@@ -35,7 +38,7 @@ import copy
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +48,7 @@ from ..plan import Placement, Plan, ensure_valid
 from ..problem import Alias, Buffer, Pool, Problem
 
 __all__ = ["ArenaReport", "CpplanAlgorithm", "memory_planning_pass", "problem_from_specs",
-           "extract_pt2", "lower_pt2", "DEFAULT_ALIGNMENT"]
+           "problem_in_memories", "extract_pt2", "lower_pt2", "DEFAULT_ALIGNMENT"]
 
 #: ExecuTorch's default alignment (``executorch.exir.tensor.ALIGNMENT``).
 DEFAULT_ALIGNMENT = 16
@@ -130,37 +133,112 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
     ``alignment`` as ExecuTorch's algorithms do. See the module docstring for the mapping.
     ``hints``: ``id(spec) -> offset``, the buffers' hints (a warm start)."""
     specs = list(specs)
+    for spec in specs:
+        spec.realign(alignment)
+    buffers, aliases, owners, mem_ids = _spec_buffers(
+        specs, graph_module, alignment,
+        lambda spec, mem_id: (pool_name(1 if mem_id is None else mem_id),), hints)
+    reserved = _reserved(graph_module, alignment, pool_name)
+    buffers += [b for _, b in reserved]
+    owners += [None] * len(reserved)
+    mem_ids = {1 if m is None else m for m in mem_ids} | {m for m, _ in reserved}
+    pools = tuple(Pool(pool_name(m), alignment=alignment) for m in sorted(mem_ids))
+    meta = {"source": "executorch", "alignment": alignment, "extra_padding": extra_padding,
+            "lifetimes": "ExecuTorch node indices [first, last], made half-open"}
+    problem = Problem(tuple(buffers), pools or (Pool(pool_name(1), alignment=alignment),),
+                      tuple(aliases), name=name, meta=meta)
+    return problem, owners
+
+
+def problem_in_memories(specs: Iterable[Any], graph_module: Any, memories: Sequence[Pool], *,
+                        mem_ids: Sequence[int] | None = None,
+                        alignment: int = DEFAULT_ALIGNMENT, extra_padding: int = 0,
+                        name: str = "") -> tuple[Problem, list[Any]]:
+    """The problem of an ExecuTorch planner that chooses each tensor's memory among several
+    (the Cadence backend's ``MemoryConfig``, ``exir/banked_memory_planning.py``'s
+    ``TargetMemoryMap``), and the spec of each buffer (``None`` for reserved space).
+
+    ``memories``: the memories as pools, fastest first (``capacity``: the bytes the memory
+    gives this program, ``None`` for no limit; ``alignment``: its alignment), the memory of
+    ExecuTorch ``mem_id`` ``mem_ids[k]`` (default ``1, 2, ...``). A spec that already has a
+    ``mem_id`` (pinned by a custom pool pass) has that memory as its only candidate; one of an
+    undeclared ``mem_id`` gets an unbounded pool ``mem<id>`` of its own (the banked planner lays
+    such pins out unbudgeted). The other specs may go to any memory, in the given order. The
+    space reserved for sub-graphs (``input_mem_buffer_sizes``) is a buffer fixed at offset 0
+    of its memory. Sizes are the specs' bytes rounded up to ``alignment``, and nothing is
+    realigned, so the planner that runs next sees the specs untouched. Lifetimes, names and
+    aliases (``storage_base``) are those of :func:`problem_from_specs`.
+    """
+    memories = tuple(memories)
+    ids = list(range(1, len(memories) + 1)) if mem_ids is None else [int(m) for m in mem_ids]
+    if len(ids) != len(memories) or len(set(ids)) != len(ids):
+        raise CpplanError(f"problem_in_memories: {len(memories)} memories need as many distinct "
+                          f"mem_ids, got {ids}")
+    by_id = {m: p.name for m, p in zip(ids, memories, strict=True)}
+    extra: dict[int, Pool] = {}
+
+    def pool_of_id(mem_id: int) -> str:
+        if mem_id not in by_id and mem_id not in extra:
+            extra[mem_id] = Pool(pool_name(mem_id), alignment=alignment)
+        return by_id[mem_id] if mem_id in by_id else extra[mem_id].name
+
+    specs = list(specs)
+    buffers, aliases, owners, _ = _spec_buffers(
+        specs, graph_module, alignment,
+        lambda spec, mem_id: () if mem_id is None else (pool_of_id(mem_id),), None,
+        realign=False)
+    reserved = _reserved(graph_module, alignment, pool_of_id)
+    buffers += [b for _, b in reserved]
+    owners += [None] * len(reserved)
+    meta = {"source": "executorch", "alignment": alignment, "extra_padding": extra_padding,
+            "mem_ids": {p.name: m for m, p in zip(ids, memories, strict=True)},
+            "lifetimes": "ExecuTorch node indices [first, last], made half-open"}
+    problem = Problem(tuple(buffers), memories + tuple(extra[m] for m in sorted(extra)),
+                      tuple(aliases), name=name, meta=meta)
+    return problem, owners
+
+
+def _spec_buffers(specs: list[Any], graph_module: Any, alignment: int,
+                  pools_of: Callable[[Any, int | None], tuple[str, ...]],
+                  hints: dict[int, int] | None, *, realign: bool = True
+                  ) -> tuple[list[Buffer], list[Alias], list[Any], list[int | None]]:
+    """A buffer per spec (and the aliases of ``storage_base``), the owners (the specs) and the
+    ``mem_id`` of each one's root (``None`` where not set). ``pools_of(spec, root mem_id)``
+    gives the candidate pools; sizes are ``allocated_memory`` (with ``realign`` False, the
+    bytes rounded up to ``alignment`` without touching the spec)."""
+    from executorch.exir.tensor import calculate_aligned_num_bytes
+
     names = spec_names(graph_module)
-    n_nodes = len(graph_module.graph.nodes)
     ids: dict[int, str] = {}
     taken: set[str] = set()
     for k, spec in enumerate(specs):
-        spec.realign(alignment)
         bid = names.get(id(spec), f"spec{k}")
         if bid in taken:
             bid = f"{bid}#{k}"
         ids[id(spec)] = bid
         taken.add(bid)
 
-    def root_mem_id(spec: Any) -> int:
+    def root_mem_id(spec: Any) -> int | None:
         while spec.storage_base is not None:
             spec = spec.storage_base
-        return 1 if spec.mem_id is None else int(spec.mem_id)
+        return None if spec.mem_id is None else int(spec.mem_id)
 
     buffers: list[Buffer] = []
     aliases: list[Alias] = []
-    mem_ids: set[int] = set()
+    mem_ids: list[int | None] = []
     for spec in specs:
         bid = ids[id(spec)]
         first, last = spec.lifetime
         if first is None or last is None:
             raise CpplanError(f"ExecuTorch tensor {bid!r} has no lifetime")
         mem_id = root_mem_id(spec)
-        mem_ids.add(mem_id)
+        mem_ids.append(mem_id)
         hint = None if hints is None else hints.get(id(spec))
-        buffers.append(Buffer(bid, int(spec.allocated_memory), int(first), int(last) + 1,
-                              alignment=int(spec.alignment), pools=(pool_name(mem_id),),
-                              hint=hint))
+        size = (int(spec.allocated_memory) if realign
+                else calculate_aligned_num_bytes(int(spec.nbytes()), alignment))
+        buffers.append(Buffer(bid, size, int(first), int(last) + 1,
+                              alignment=int(spec.alignment) if realign else alignment,
+                              pools=pools_of(spec, mem_id), hint=hint))
         if spec.storage_base is not None:
             base = ids.get(id(spec.storage_base))
             if base is None:
@@ -168,25 +246,28 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
                                   "that is not planned (a graph input or output left to the "
                                   "runtime?)")
             aliases.append(Alias(bid, base, int(spec.storage_base_offset or 0)))
-    owners: list[Any] = list(specs)
+    return buffers, aliases, list(specs), mem_ids
+
+
+def _reserved(graph_module: Any, alignment: int,
+              pool_of_id: Callable[[int], str]) -> list[tuple[int, Buffer]]:
+    """``(mem_id, buffer)`` for the space ExecuTorch reserves for sub-graphs: fixed at offset 0
+    of that memory while each control-flow node runs (the whole program without such a node).
+    """
+    n_nodes = len(graph_module.graph.nodes)
     reserved = list(getattr(graph_module, "input_mem_buffer_sizes", None) or [])
-    steps = _control_flow_steps(graph_module)
+    steps = _control_flow_steps(graph_module) if any(reserved[1:]) else []
+    out: list[tuple[int, Buffer]] = []
     for mem_id, size in enumerate(reserved):
         if mem_id == 0 or not size:
             continue
-        mem_ids.add(mem_id)
+        pool = pool_of_id(mem_id)
         where = [(f"{RESERVED}{n}", k, k + 1) for n, k in steps] or [
             (f"{RESERVED}sub-graphs", 0, max(n_nodes, 1))]
         for bid, start, end in where:
-            buffers.append(Buffer(f"{bid}@{pool_name(mem_id)}", int(size), start, end,
-                                  alignment=alignment, pools=(pool_name(mem_id),), offset=0))
-            owners.append(None)
-    pools = tuple(Pool(pool_name(m), alignment=alignment) for m in sorted(mem_ids))
-    meta = {"source": "executorch", "alignment": alignment, "extra_padding": extra_padding,
-            "lifetimes": "ExecuTorch node indices [first, last], made half-open"}
-    problem = Problem(tuple(buffers), pools or (Pool(pool_name(1), alignment=alignment),),
-                      tuple(aliases), name=name, meta=meta)
-    return problem, owners
+            out.append((mem_id, Buffer(f"{bid}@{pool_name(mem_id)}", int(size), start, end,
+                                       alignment=alignment, pools=(pool,), offset=0)))
+    return out
 
 
 def _pool_problem(problem: Problem, pool: str) -> Problem:
