@@ -65,9 +65,6 @@ class SolverParams:
     tier_bound: float = 0.3
 
     # -- finishing --------------------------------------------------------------------------------
-    #: What building and checking the final plan costs per buffer, kept out of the search so
-    #: that the time limit holds.
-    finish_per_buffer: float = 5e-6
     #: The time an irreducible conflict may take past an infeasible verdict's limit, at most.
     explain_extra: float = 0.5
 
