@@ -52,12 +52,14 @@ MAX_CLIQUE_TERMS = 2_000_000
 class TierBound:
     """What the tier relaxation proved: ``bound`` (bytes, without the settled traffic cost) is a
     lower bound on the objective; ``pools`` is the relaxation's best choice of pool per block
-    (None when it found none), ``optimal`` whether CP-SAT proved that choice optimal for the
-    relaxation."""
+    and ``objective`` its value in the relaxation (None when it found none: a plan of that
+    choice costs at least that much), ``optimal`` whether CP-SAT proved that choice optimal
+    for the relaxation."""
 
     bound: int
     pools: np.ndarray | None
     optimal: bool
+    objective: int | None = None
 
 
 def tier_bound(blocks: Blocks, budget: Budget,
@@ -143,13 +145,14 @@ def tier_bound(blocks: Blocks, budget: Budget,
         return None
     x = solver.best_objective_bound
     bound = max(0, math.ceil(x - 1e-6 - math.ulp(x)))  # (see cpplan.exact.search.minimise)
-    pools = None
+    pools = objective = None
     if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+        objective = round(solver.objective_value)
         pools = np.fromiter(
             (next(iter(lits)) if len(lits) == 1 else
              next(p for p, lit in lits.items() if solver.boolean_value(lit))
              for lits in literal), np.int64, n)
-    return TierBound(bound, pools, status == cp_model.OPTIMAL)
+    return TierBound(bound, pools, status == cp_model.OPTIMAL, objective)
 
 
 def _total_load(blocks: Blocks) -> int:
