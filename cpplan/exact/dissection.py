@@ -49,6 +49,7 @@ import functools
 import heapq
 import itertools
 import math
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -125,12 +126,14 @@ def dissect(size: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 
 def dissections(size: np.ndarray, start: np.ndarray, end: np.ndarray, align: np.ndarray,
-                shares: tuple[float, ...] = (1.0,)) -> list[Dissection]:
+                shares: tuple[float, ...] = (1.0,), *,
+                deadline: float = float("inf")) -> list[Dissection]:
     """:func:`dissect`, and the blocks as they were after the first ``share`` of its merges,
     one per share: merges made late (at crowded moments, or held back at first) are the likelier
-    to be chance matches, and any earlier state is a dissection too."""
+    to be chance matches, and any earlier state is a dissection too. Merging stops where it is
+    at ``deadline`` (``time.perf_counter()``; the blocks merged so far are a dissection too)."""
     merger = _Merger(size, start, end, align)
-    merger.run()
+    merger.run(deadline)
     merged = len(merger.S) - merger.n
     return [merger.flatten(merger.n + round(share * merged)) for share in shares]
 
@@ -515,15 +518,18 @@ class _Merger:
 
     # -- driver -------------------------------------------------------------------------------
 
-    def run(self) -> None:
-        """Merge until no pattern is left (or the work allowed is spent)."""
+    def run(self, deadline: float = float("inf")) -> None:
+        """Merge until no pattern is left (or the work allowed is spent, or ``deadline``)."""
         moments = set(self.ends_at) | set(self.starts_at)
         heap = sorted(moments)
         queued = set(heap)
         deferred: set[int] = set()
         wall = WALL_FIRST
         most = WORK_PER_BLOCK * self.n
+        timed = deadline < float("inf")
         while self.work <= most:
+            if timed and time.perf_counter() > deadline:
+                break
             if not heap:
                 if deferred:
                     wall *= 2

@@ -161,9 +161,13 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, control: Control, *, budg
     key = (H, ids.tobytes(), merge)
     memo = {} if resume is None else resume
     if key not in memo:
+        # Merging stops at the merged searches' share of the time (wall-clock mode; in
+        # deterministic mode its work is bounded, and charged here), and takes it from them.
+        merging = time.perf_counter()
         memo[key] = _Attempts(size[live], align, local[:len(live)], local[len(live):], H,
-                              merge)
+                              merge, control.deadline(MERGED_SHARE * budget))
         (charge or control.budget).report(len(live) * DISSECT_SECONDS_PER_BLOCK)
+        budget -= time.perf_counter() - merging
     attempts = memo[key]
     started, merged_before = time.perf_counter(), attempts.reduced_nodes()
     solution = attempts.merged(control, budget, node_budget, cancel, charge)
@@ -223,19 +227,20 @@ class _Attempts:
     (:data:`MERGED_SHARES`), then on the blocks themselves."""
 
     def __init__(self, size: np.ndarray, align: np.ndarray, start: np.ndarray, end: np.ndarray,
-                 H: int, merge: bool) -> None:
+                 H: int, merge: bool, deadline: float = float("inf")) -> None:
         # (dissection, its search, done) per share of the merges, fewer blocks first
         self.tries: list[list] = []
         if merge:
             sizes = {len(size)}
-            for d in dissections(size, start, end, align, MERGED_SHARES):
+            for d in dissections(size, start, end, align, MERGED_SHARES, deadline=deadline):
                 if len(d) in sizes:  # (nothing merged, or no fewer merges than the last)
                     continue
                 sizes.add(len(d))
                 local = np.unique(np.concatenate([d.start, d.end]), return_inverse=True)[1]
                 classes = {r: c for r, c in enumerate(d.classes) if len(c) > 1 or c[0][1]}
-                self.tries.append([d, TilingSearch(d.size, d.align, local[:len(d)], local[len(d):],
-                                              int(local.max()), H, classes), False])
+                self.tries.append([d, TilingSearch(d.size, d.align, local[:len(d)],
+                                                   local[len(d):], int(local.max()), H, classes),
+                                   False])
         self._blocks = (size, align, start, end, H)
 
     @functools.cached_property
