@@ -89,10 +89,14 @@ class Incumbent:
         return self.objective is not None and self.objective <= self.lower
 
     def height(self, ids: np.ndarray) -> int | None:
-        """The best plan's height over blocks ``ids`` (scaled); None without a plan."""
-        if self.offsets is None:
-            return None
-        return int((self.offsets[ids] + self.blocks.size[ids]).max())
+        """The best plan's height over blocks ``ids`` (scaled), or before any plan their
+        packing's among the partial ones; None when they have none."""
+        offsets = self.offsets
+        if offsets is None:
+            if self.partial is None or (self.partial[ids] < 0).any():
+                return None
+            offsets = self.partial
+        return int((offsets[ids] + self.blocks.size[ids]).max())
 
     def as_height(self, objective: int) -> int:
         """One pool: the lowest height (scaled) whose plans' objective can reach ``objective``
