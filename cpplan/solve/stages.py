@@ -119,8 +119,8 @@ def heuristics(ctx: Context, budget: Budget, planners: list[str] | None) -> None
                                           **own.get(name, {}))
         except OutOfTime:
             break
-        except CapacityError as e:
-            failures.append(f"{name}: {e}")
+        except (CapacityError, PlanError) as e:  # out of room, or the original would break
+            failures.append(f"{name}: {e}")  # (usmp: TVM's plan is invalid there, a PlanError)
             continue
         if plan.placements and inc.offer(*ctx.blocks.arrays(plan.placements), plan.planner):
             inc.emit("heuristic", plan.planner or name)
