@@ -417,8 +417,10 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
               help="Without PLAN: plan with this planner [default: the exact reference].")
 @click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
               help="Without PLAN and --planner: seconds for the exact reference (cached).")
-@click.option("--color", "color_by", type=click.Choice(["size", "lifetime", "start", "none"]),
-              default="size", show_default=True, help="What the colour of a buffer shows.")
+@click.option("--color", "color_by",
+              type=click.Choice(["size", "lifetime", "start", "traffic", "none"]),
+              default="size", show_default=True,
+              help="What the colour of a buffer shows (traffic: bytes moved per byte).")
 @click.option("--size", "size", default="1600x900", show_default=True,
               help="Picture size in pixels, WIDTHxHEIGHT.")
 @user_errors
