@@ -63,6 +63,9 @@ class SolverParams:
     #: The tier relaxation (each moment's load cut anywhere): its bound is often within a few
     #: percent of the optimum, and its choice of pools the best warm start the model gets.
     tier_bound: float = 0.3
+    #: Where packing the relaxation's choice lost traffic to fragmentation: the exact fit of
+    #: each bounded pool's chosen blocks (a perfect packing there needs the tiling search).
+    tier_fit: float = 0.5
 
     # -- finishing --------------------------------------------------------------------------------
     #: The time an irreducible conflict may take past an infeasible verdict's limit, at most.
