@@ -417,8 +417,10 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
               help="Without PLAN: plan with this planner [default: the exact reference].")
 @click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
               help="Without PLAN and --planner: seconds for the exact reference (cached).")
-@click.option("--color", "color_by", type=click.Choice(["size", "lifetime", "start", "none"]),
-              default="size", show_default=True, help="What the colour of a buffer shows.")
+@click.option("--color", "color_by",
+              type=click.Choice(["size", "lifetime", "start", "traffic", "none"]),
+              default="size", show_default=True,
+              help="What the colour of a buffer shows (traffic: bytes moved per byte).")
 @click.option("--size", "size", default="1600x900", show_default=True,
               help="Picture size in pixels, WIDTHxHEIGHT.")
 @user_errors
@@ -461,6 +463,23 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
     click.echo(f"wrote {output}: {plan.summary()}", err=True)
 
 
+def _traffic_flags(traffic: dict[str, int]) -> list[str]:
+    """``--traffic`` options as they were given, for the command in a problem's provenance."""
+    return [a for k, v in traffic.items() for a in ("--traffic", f"{k}={v}")]
+
+
+def _traffic_values(values: tuple[str, ...]) -> dict[str, int]:
+    """``--traffic BUFFER=BYTES`` options as a dict (the last value of a buffer named twice)."""
+    out: dict[str, int] = {}
+    for v in values:
+        name, eq, num = v.rpartition("=")
+        if not eq or not name or not num.strip().isdigit():
+            raise CpplanError(f"--traffic expects BUFFER=BYTES with a whole number of bytes, "
+                              f"got {v!r}")
+        out[name] = int(num)
+    return out
+
+
 def _dim_values(dims: tuple[str, ...]) -> dict[str, int]:
     """``--dim NAME=VALUE`` options as a dict."""
     values: dict[str, int] = {}
@@ -493,17 +512,29 @@ def _dim_values(dims: tuple[str, ...]) -> dict[str, int]:
 @click.option("--training", is_flag=True,
               help="MODEL torchvision:ARCH: trace one training step (forward, loss, backward; "
                    "--dim batch=N --dim resolution=R).")
+@click.option("--traffic", "traffic", multiple=True, metavar="BUFFER=BYTES",
+              help="Bytes BUFFER moves per run (repeatable), in place of size x (1 + readers) "
+                   "(ONNX and .tflite models).")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
             concat_in_place: bool, no_views: bool, alignment: int | None,
-            dims: tuple[str, ...], input_shapes: tuple[str, ...], training: bool) -> None:
+            dims: tuple[str, ...], input_shapes: tuple[str, ...], training: bool,
+            traffic: tuple[str, ...]) -> None:
     """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]), a TFLite
     model as TFLite Micro plans it (needs cpplan[tflite]), a PyTorch ExportedProgram as
     ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply) or one
     training step of a torchvision network (torchvision:ARCH --training, needs
-    cpplan[exports])."""
+    cpplan[exports]).
+
+    Every buffer gets its traffic, the bytes it moves per run: size x (1 write + 1 read per
+    operator that reads it), graph inputs written by the caller, graph outputs read by it once
+    more (see cpplan.graph.traffic); --traffic states a buffer's own figure."""
     import shlex
 
+    stated = _traffic_values(traffic)
+    if stated and (training or model.startswith("torchvision:")
+                   or model.lower().endswith(".pt2")):
+        raise CpplanError("--traffic applies to ONNX and .tflite models")
     if training or model.startswith("torchvision:"):
         if not (training and model.startswith("torchvision:")):
             raise CpplanError("--training traces a torchvision network: give "
@@ -537,7 +568,8 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
 
         check_output(output)
         problem = extract_model(model, command=shlex.join(["cpplan", "extract", model, "-o",
-                                                           output]))
+                                                           output, *_traffic_flags(stated)]),
+                                traffic=stated)
         write_problem(problem, output)
         click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
         return
@@ -562,10 +594,12 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
     flags += [a for k, v in values.items() for a in ("--dim", f"{k}={v}")]
     flags += [a for k, v in shapes.items()
               for a in ("--input-shape", f"{k}={','.join(map(str, v))}")]
+    flags += _traffic_flags(stated)
     command = shlex.join(["cpplan", "extract", model, "-o", output, *flags])
     problem = extract_onnx(model, dims=values, input_shapes=shapes, inputs_in_arena=inputs_in_arena,
                            in_place=in_place, concat_in_place=concat_in_place,
-                           views=not no_views, alignment=alignment, command=command)
+                           views=not no_views, alignment=alignment, command=command,
+                           traffic=stated)
     if output.lower().endswith(".csv") and (problem.aliases or len(problem.pools) > 1):
         raise CpplanError(f"{output}: MiniMalloc CSV holds one pool and no aliases; this "
                           f"problem has {len(problem.aliases)} aliases (reshapes and other "
