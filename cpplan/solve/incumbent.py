@@ -138,6 +138,18 @@ class Incumbent:
             return lower
         return False
 
+    def offer_lower(self, pools: np.ndarray, offsets: np.ndarray, planner: str) -> bool:
+        """Keep the plan when its objective is not higher and its heights add up to less (the
+        objective's tie broken by the arenas). True when it was kept."""
+        obj = self.blocks.objective(pools, offsets)
+        if self.objective is None or self.pools is None or self.offsets is None:
+            return self.offer(pools, offsets, planner)
+        if obj > self.objective or _total_height(self.blocks, pools, offsets) >= \
+                _total_height(self.blocks, self.pools, self.offsets):
+            return False
+        self.pools, self.offsets, self.objective, self.planner = pools, offsets, obj, planner
+        return True
+
     def offer_packing(self, ids: np.ndarray, offsets: np.ndarray, planner: str) -> bool:
         """One pool: put a packing of component ``ids`` into the best plan when it is not higher
         than the component's packing there (a later component may bring the height down). True
@@ -165,3 +177,9 @@ class Incumbent:
         if self._progress is not None:
             self._progress(Progress(time.perf_counter() - self._started, phase, self.lower,
                                     self.objective, message))
+
+
+def _total_height(blocks: Blocks, pools: np.ndarray, offsets: np.ndarray) -> int:
+    heights = np.zeros(blocks.n_pools, np.int64)
+    np.maximum.at(heights, pools, offsets + blocks.size)
+    return int(heights.sum())

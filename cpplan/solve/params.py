@@ -68,6 +68,8 @@ class SolverParams:
     tier_fit: float = 0.5
 
     # -- finishing --------------------------------------------------------------------------------
+    #: Where heights cost nothing (memory tiers): the time kept to pack the arenas again.
+    compact: float = 0.05
     #: The time an irreducible conflict may take past an infeasible verdict's limit, at most.
     explain_extra: float = 0.5
 

@@ -13,12 +13,13 @@ from dataclasses import replace
 import numpy as np
 
 from ..bounds import max_load, stacking_height
+from ..deadline import Budget
 from ..exact.lazy import minimise
 from ..problem import Buffer, Problem
 from .context import Context
 from .incumbent import Proof
 
-__all__ = ["solve_pools", "pool_by_pool", "pool_problem"]
+__all__ = ["solve_pools", "pool_by_pool", "pool_problem", "compact_heights"]
 
 
 def solve_pools(ctx: Context) -> None:
@@ -113,3 +114,34 @@ def pool_problem(problem: Problem, buffers: list[Buffer], pool: str,
     return Problem(moved, (problem.pool(pool),),
                    tuple(a for a in problem.aliases if a.buffer in keep),
                    name=f"{problem.name}:{pool}")
+
+
+def compact_heights(ctx: Context, budget: Budget) -> None:
+    """Heights that cost nothing (the memories of a device, chosen for traffic alone): each
+    pool's blocks of the best plan solved again as a one-pool problem within a share of
+    ``budget`` (the pools stay, so the objective does), the highest arena first; a pool's new
+    packing is kept when it is lower (the runtime allocates the arenas)."""
+    from . import solve
+
+    b, inc, problem = ctx.blocks, ctx.incumbent, ctx.problem
+    if inc.pools is None or inc.offsets is None:
+        return
+    plan = b.to_plan(inc.pools, inc.offsets, planner="compact", lower_bound=inc.lower)
+    placements = dict(plan.placements)
+    members: dict[str, list[Buffer]] = {}
+    for buf in problem.buffers:
+        members.setdefault(placements[buf.id].pool, []).append(buf)
+    heights = dict(plan.heights)
+    todo = sorted(members, key=lambda name: -heights[name])
+    for k, name in enumerate(todo):
+        if budget.remaining() <= 0.01:
+            return
+        sub = pool_problem(problem, members[name], name, placements)
+        got = solve(sub, budget.within(budget.remaining() / (len(todo) - k)),
+                    params=ctx.params, explain=False)
+        if got.placements and got.heights[name] < heights[name]:
+            placements.update(got.placements)
+            if inc.offer_lower(*b.arrays(placements), inc.planner):
+                heights[name] = got.heights[name]
+                inc.emit("compact", f"pool {name}: height {got.heights[name]}, the objective "
+                         "unchanged")
