@@ -185,18 +185,42 @@ def info(problem_file: str, as_json: bool) -> None:
     click.echo(f"lower bound: {data['lower_bound']}")
 
 
+def _memory_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--memory NAME[:CAPACITY[:TRAFFIC_COST]]`` (repeatable), for every command that reads a
+    problem: its buffers may then go to any of the memories (cpplan.memories)."""
+    return click.option(
+        "--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
+        help="A memory of the device, fastest first (repeatable): the problem's buffers may go "
+             "to any of them, and what they move costs TRAFFIC_COST a byte (e.g. --memory "
+             "sram:256KiB:1 --memory dram::4).")(fn)
+
+
+def _problem(path: str, memories: tuple[str, ...] = ()) -> Any:
+    """The problem in ``path``, with ``memories`` (``--memory``) as its pools when given."""
+    from .io import read_problem
+
+    problem = read_problem(path)
+    if memories:
+        from .memories import parse_memory, with_memories
+
+        problem = with_memories(problem, [parse_memory(m) for m in memories])
+    return problem
+
+
 @main.command()
 @click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
 @click.argument("plan_file", metavar="PLAN", type=click.Path(dir_okay=False))
 @click.option("--limit", default=20, show_default=True, callback=_at_least(1),
               help="Violations to list at most.")
+@_memory_option
 @user_errors
-def check(problem_file: str, plan_file: str, limit: int) -> None:
-    """Check a plan against its problem: exit 0 if valid, 1 listing the violations."""
-    from .io import read_plan, read_problem
+def check(problem_file: str, plan_file: str, limit: int, memories: tuple[str, ...]) -> None:
+    """Check a plan against its problem: exit 0 if valid, 1 listing the violations (with
+    --memory as the plan was made: cpplan solve PROBLEM --memory ...)."""
+    from .io import read_plan
     from .plan import check as check_plan
 
-    problem = read_problem(problem_file)
+    problem = _problem(problem_file, memories)
     plan = read_plan(plan_file, problem)
     bad = check_plan(problem, plan, max_overlaps=limit * 10)
     if not bad:
@@ -266,10 +290,7 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
               help="Set a pool's capacity (repeatable).")
 @click.option("--fit", is_flag=True,
               help="Stop at the first plan within the capacities (MiniMalloc's question).")
-@click.option("--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
-              help="A memory of the device, fastest first (repeatable): the problem's buffers "
-                   "may go to any of them, and what they move costs TRAFFIC_COST a byte "
-                   "(e.g. --memory sram:256KiB:1 --memory dram::4).")
+@_memory_option
 @click.option("--workers", type=int, default=2, show_default=True, callback=_at_least(1),
               help="CP-SAT threads.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -289,16 +310,12 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
     buffers may go to any of the memories given, and the objective is what their traffic costs.
     """
     from .deadline import PlanOptions
-    from .io import check_output, read_problem, write_plan
+    from .io import check_output, write_plan
     from .planners import registry
 
     if output is not None:
         check_output(output)  # before the solve, not after the whole time limit
-    problem = read_problem(problem_file)
-    if memories:
-        from .memories import parse_memory, with_memories
-
-        problem = with_memories(problem, [parse_memory(m) for m in memories])
+    problem = _problem(problem_file, memories)
     if capacities:
         problem = problem.with_capacity(_capacities(capacities, problem))
     chosen = registry.info(planner or "cpplan")
@@ -423,14 +440,15 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
               help="What the colour of a buffer shows (traffic: bytes moved per byte).")
 @click.option("--size", "size", default="1600x900", show_default=True,
               help="Picture size in pixels, WIDTHxHEIGHT.")
+@_memory_option
 @user_errors
 def plot(problem_file: str, plan_file: str | None, output: str, planner: str | None,
-         time_limit: float, color_by: str, size: str) -> None:
+         time_limit: float, color_by: str, size: str, memories: tuple[str, ...]) -> None:
     """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool.
 
     Without PLAN, one is made now (--planner, else the exact reference, from the grader's cache
     when it holds one)."""
-    from .io import read_plan, read_problem
+    from .io import read_plan
     from .plan import check
     from .plot import save_plot
 
@@ -438,7 +456,7 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
         width, height = (int(v) for v in size.lower().split("x"))
     except ValueError:
         raise CpplanError(f"--size must be WIDTHxHEIGHT in pixels, got {size!r}") from None
-    problem = read_problem(problem_file)
+    problem = _problem(problem_file, memories)
     if plan_file is not None:
         if planner is not None:
             raise CpplanError("give a PLAN file or --planner, not both")
