@@ -45,7 +45,7 @@ from .components import solve_components
 from .context import GOALS, Component, Context
 from .incumbent import Incumbent, Progress, Proof
 from .params import DEFAULT_PARAMS, SolverParams
-from .pools import compact_heights, solve_pools
+from .pools import pool_by_pool, solve_pools
 from .stages import bounds, first_plan, heuristics, heuristics_share, hints, tight_first
 from .tiers import solve_tiers
 
@@ -112,8 +112,8 @@ def solve(
                     solve_tiers(ctx)
                     if not ctx.settled():
                         solve_pools(ctx)
-            if free_heights:
-                compact_heights(ctx, budget)
+            if free_heights:  # (the arenas packed again: the objective stays)
+                pool_by_pool(ctx, budget)
     return _finish(ctx, started, explain)
 
 
