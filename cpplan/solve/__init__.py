@@ -100,7 +100,7 @@ def solve(
             stage = budget.within(heuristics_share(ctx, exact))
             hints(ctx)
             if not ctx.settled() and planners is None:
-                first_plan(ctx, stage.share(params.first_plan))
+                first_plan(ctx)
             if not ctx.settled():
                 heuristics(ctx, stage, planners)
             for comp, offsets in tiled:  # (into the heuristics' plan)

@@ -74,17 +74,19 @@ def hints(ctx: Context) -> None:
         inc.emit("heuristic", "the problem's hints")
 
 
-def first_plan(ctx: Context, budget: Budget) -> None:
-    """Best-fit in size order (the largest blocks first, O(n log n) on the overlap index),
-    which, when ``budget`` runs out, finishes its smallest blocks in tracks
-    (:mod:`cpplan.planners.tracks`): a plan of every problem a greedy can place, never the
-    no-reuse stacking."""
+def first_plan(ctx: Context) -> None:
+    """Best-fit in size order (the largest blocks first, O(n log n) on the overlap index), with
+    all of the search's time it needs: when that runs out, it finishes its smallest blocks in
+    tracks (:mod:`cpplan.planners.tracks`), so a solve always has the plan best-fit alone would
+    give in the same limit, or a better one, and never the no-reuse stacking where a greedy can
+    place the blocks. (The time to finish and check that plan is the solve's own reserve: the
+    plan it checks is the one the solve returns, unless a better one comes.)"""
     inc = ctx.incumbent
+    budget = ctx.budget
     try:
-        with budget.active():  # (its limit, less the time to finish and check its plan)
+        with budget.active():
             plan = registry.get("best-fit")(
-                ctx.problem, replace(budget.options, time_limit=budget.remaining()),
-                order="size")
+                ctx.problem, replace(budget.options, time_limit=None), order="size")
     except (CapacityError, OutOfTime):
         return  # (the heuristics try other orders and planners)
     if inc.offer(*ctx.blocks.arrays(plan.placements), "best-fit"):
