@@ -11,15 +11,21 @@ max-load L, and for each tool its wall time and height (``-`` when it gave no an
 * ``idealloc ex-csv`` (one improvement pass; it needs integer ids and lifetimes of at least 2
   steps, see ../shared/anchors/README.md), with a wall-clock cap of ``T`` plus a minute.
 
+``--tools best-fit`` adds ``cpplan solve --planner best-fit`` (cpplan's greedy planner alone).
+
 Families: ``challenging`` (MiniMalloc's A-K), ``idealloc`` (its sets), ``perfect`` and
-``aligned`` (perfect packings from :mod:`cpplan.perfect`, optimum = L by construction), and
-``training`` (one training step, forward + loss + backward, of torchvision networks traced with
-``make_fx`` by :func:`cpplan.graph.fx.training_problem`; needs ``.[exports]``).
+``aligned`` (perfect packings from :mod:`cpplan.perfect`, optimum = L by construction), the
+other constructions of :data:`cpplan.perfect.FAMILIES` (``mosaic``, ``realloc``, ``regroup``,
+and ``aligned-mosaic`` etc. with alignments; optimum = L too), and ``training`` (one training
+step, forward + loss + backward, of torchvision networks traced with ``make_fx`` by
+:func:`cpplan.graph.fx.training_problem`; needs ``.[exports]``).
 
     python benchmarks/versus.py --families perfect --sizes 2000 10000 --time-limit 60
     python benchmarks/versus.py --families challenging --time-limit 60
     python benchmarks/versus.py --families aligned --sizes 120 --count 10 --time-limit 10
     python benchmarks/versus.py --families training --time-limit 60 --tools cpplan minimalloc
+    python benchmarks/versus.py --families mosaic realloc regroup --sizes 250 2000 --count 3 \
+        --time-limit 10 --tools cpplan best-fit idealloc minimalloc
 """
 
 from __future__ import annotations
@@ -39,9 +45,10 @@ ROOT = Path(__file__).resolve().parents[1]
 ANCHORS = ROOT.parent / "shared" / "anchors"
 
 
-def _cpplan(path: Path, limit: float, capacity: int | None) -> tuple[float, int | None, str]:
+def _cpplan(path: Path, limit: float, capacity: int | None,
+            extra: tuple[str, ...] = ()) -> tuple[float, int | None, str]:
     cmd = [sys.executable, "-m", "cpplan.cli", "solve", str(path), "--time-limit", str(limit),
-           "--quiet", "--json"]
+           "--quiet", "--json", *extra]
     if capacity is not None:
         cmd += ["--fit", "--capacity", str(capacity)]
     t0 = time.perf_counter()
@@ -105,17 +112,19 @@ def _idealloc(problem, limit: float) -> tuple[float, int | None]:
 def _instances(families: list[str], sizes: list[int], count: int, tmp: Path):
     """(family, name, CSV path, capacity for a "fits?" question or None)."""
     from cpplan.io import write_problem
-    from cpplan.perfect import perfect_packing
+    from cpplan.perfect import FAMILIES
 
     for fam in families:
+        # "aligned" alone: aligned perfect packings; "aligned-F": aligned packings of family F.
+        generator = FAMILIES.get("perfect" if fam == "aligned" else fam.removeprefix("aligned-"))
         if fam in ("challenging", "idealloc"):
             for f in instance_files(fam) or []:
                 yield fam, f.stem, f, (int(f.stem.split(".")[1]) if fam == "challenging"
                                        else None)
-        elif fam in ("perfect", "aligned"):
+        elif generator is not None:
             for n in sizes:
                 for seed in range(count):
-                    p = perfect_packing(n, seed=seed, aligned=fam == "aligned")
+                    p = generator(n, seed=seed, aligned=fam.startswith("aligned"))
                     path = tmp / f"{p.name}.csv"
                     write_problem(p, path)
                     yield fam, p.name, path, None
@@ -154,14 +163,14 @@ def main() -> None:
     from cpplan.bounds import objective_lower_bound
     from cpplan.io import read_problem
 
-    peers = [t for t in args.tools if t != "cpplan"]
+    own = [t for t in ("cpplan", "best-fit") if t in args.tools]
+    peers = [t for t in args.tools if t not in own]
     if peers and not ANCHORS.is_dir():
         print(f"skipped peers: {ANCHORS} is absent (the anchors are built for benchmark machines)")
         peers = []
     print(f"time limit {args.time_limit:g} s; wall seconds of each command line; height/L")
-    print(f"{'family':12} {'instance':24} {'L':>12}  " + "  ".join(
-        f"{t + ' s':>12} {'h/L':>7}" for t in (["cpplan"] if "cpplan" in args.tools else [])
-        + peers))
+    print(f"{'family':16} {'instance':26} {'L':>12}  " + "  ".join(
+        f"{t + ' s':>12} {'h/L':>7}" for t in own + peers))
     totals: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for fam, name, path, cap in _instances(args.families, args.sizes, args.count,
@@ -171,16 +180,22 @@ def main() -> None:
             problem = read_problem(path)
             lower = objective_lower_bound(make_blocks(problem))
             cells = []
-            if "cpplan" in args.tools:
-                wall, h, status = _cpplan(path, args.time_limit, cap)
-                cells.append(("cpplan", wall, h, status))
-            if "minimalloc" in peers:
-                wall, h = _minimalloc(path, args.time_limit, cap if cap is not None else lower)
-                cells.append(("minimalloc", wall, h, ""))
-            if "idealloc" in peers:
-                wall, h = _idealloc(problem, args.time_limit)
-                cells.append(("idealloc", wall, h, ""))
-            line = f"{fam:12} {name:24} {lower:>12}  "
+            for tool in own + peers:  # (in the order of the header)
+                status = ""
+                if tool == "cpplan":
+                    wall, h, status = _cpplan(path, args.time_limit, cap)
+                elif tool == "best-fit":
+                    wall, h, status = _cpplan(path, args.time_limit, cap,
+                                              ("--planner", "best-fit"))
+                elif tool == "minimalloc":
+                    wall, h = _minimalloc(path, args.time_limit,
+                                          cap if cap is not None else lower)
+                elif tool == "idealloc":
+                    wall, h = _idealloc(problem, args.time_limit)
+                else:
+                    raise SystemExit(f"unknown tool {tool!r}")
+                cells.append((tool, wall, h, status))
+            line = f"{fam:16} {name:26} {lower:>12}  "
             for tool, wall, h, status in cells:
                 totals[tool] = totals.get(tool, 0.0) + wall
                 ratio = "-" if h is None else f"{h / lower:.4f}"

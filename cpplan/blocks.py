@@ -198,7 +198,18 @@ class Blocks:
 
 
 def make_blocks(problem: Problem) -> Blocks:
-    """Blocks of ``problem`` with gcd scaling and time compression (see module docstring)."""
+    """Blocks of ``problem`` with gcd scaling and time compression (see module docstring).
+
+    Made once per problem and kept with it (a problem never changes; every planner of a solve
+    or a portfolio works on the same blocks: a tenth of a second for 62185 buffers)."""
+    made = problem.__dict__.get("_blocks")
+    if made is None:
+        made = _make_blocks(problem)
+        problem.__dict__["_blocks"] = made  # (as functools.cached_property stores its value)
+    return made
+
+
+def _make_blocks(problem: Problem) -> Blocks:
     buffers = problem.buffers
     n = len(buffers)
     pool_names = [p.name for p in problem.pools]

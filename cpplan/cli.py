@@ -258,7 +258,8 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the plan here (.json native, .csv MiniMalloc with an offset column).")
 @click.option("--time-limit", type=float, default=60.0, show_default=True, callback=_seconds,
-              help="Seconds for the whole solve (heuristics, probes, CP-SAT).")
+              help="Seconds for the planning (heuristics, probes, CP-SAT, the plan built and "
+                   "checked); reading the problem comes before.")
 @click.option("--planner", default=None,
               help="Run this one registered planner instead of the solver (see `cpplan planners`).")
 @click.option("--capacity", "capacities", multiple=True, metavar="[POOL=]BYTES",

@@ -1,11 +1,22 @@
 """Perfect packings: instances whose optimum is known by construction.
 
-A strip of ``width`` bytes over ``horizon`` moments is cut into rectangles by straight cuts (in
-time or in bytes) and pinwheel cuts (five rectangles around a centre, which no sequence of
-straight cuts can make: guillotine-style heuristics cannot rebuild them); each rectangle is one
-buffer (its time side the lifetime, its byte side the size). The rectangles tile the strip, so
-every moment has ``width`` bytes live: the max-load is ``width``, and the cutting itself is a plan
-at that height, hence the optimum is ``width`` exactly.
+A strip of ``width`` bytes over ``horizon`` moments is cut into rectangles; each rectangle is
+one buffer (its time side the lifetime, its byte side the size). The rectangles tile the strip,
+so every moment has ``width`` bytes live: the max-load is ``width``, and the cutting itself is a
+plan at that height, hence the optimum is ``width`` exactly. The constructions (``FAMILIES``):
+
+* ``perfect`` (:func:`perfect_packing`): straight cuts (in time or in bytes) and pinwheel cuts
+  (five rectangles around a centre, which no sequence of straight cuts can make:
+  guillotine-style heuristics cannot rebuild them);
+* ``mosaic`` (:func:`mosaic_packing`): rectangles grown over the cells of a random grid;
+* ``realloc`` (:func:`realloc_packing`): an allocator's run in which the buffers starting at a
+  step take exactly the bytes of those ending there, cut afresh;
+* ``regroup`` (:func:`regroup_packing`): many small buffers, groups of neighbours re-cut.
+
+The last three have no straight cut through the strip, and are made neither by straight nor by
+pinwheel cuts. ``regroup`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
+others and checked on it. Every generator puts its construction's offsets in
+``problem.meta["offsets"]`` (not hints: a solver must find the packing itself).
 
 ``aligned=True`` cuts bytes on multiples of 64 and gives each buffer the largest power of two
 (64 to 4096) dividing the offset it was cut at, so the construction still fits: alignment then
@@ -18,7 +29,8 @@ import numpy as np
 
 from .problem import Buffer, Problem
 
-__all__ = ["perfect_packing"]
+__all__ = ["perfect_packing", "mosaic_packing", "realloc_packing", "regroup_packing",
+           "FAMILIES", "HELD_OUT"]
 
 GRAIN = 64  # bytes, the cut grain of aligned packings
 MAX_ALIGN = 4096
@@ -72,14 +84,291 @@ def perfect_packing(n: int, *, seed: int = 0, width: int = 1 << 20, horizon: int
             stuck += 1
             continue
         rects[j:j + 1] = pieces
+    return _tiling_problem(rects, "perfect", "cpplan.perfect", n, seed, width, aligned)
+
+
+def _tiling_problem(rects: list[tuple[int, int, int, int]], kind: str, generator: str, n: int,
+                    seed: int, width: int, aligned: bool) -> Problem:
+    """The problem whose buffers are ``rects`` (``(t0, t1, y0, y1)``, a tiling of the strip
+    ``width`` bytes high), ids in the rectangles' sorted order, each aligned (when ``aligned``)
+    to the largest power of two from :data:`GRAIN` to :data:`MAX_ALIGN` dividing its offset."""
     buffers = []
-    rects.sort()
+    rects = sorted(rects)
     for k, (t0, t1, y0, y1) in enumerate(rects):
         align = 1
         if aligned:
             align = MAX_ALIGN if y0 == 0 else min(MAX_ALIGN, y0 & -y0)
         buffers.append(Buffer(id=f"b{k}", size=y1 - y0, start=t0, end=t1, alignment=align))
-    kind = "aligned perfect" if aligned else "perfect"
+    if aligned:
+        kind = f"aligned {kind}"
     return Problem(tuple(buffers), name=f"{kind.replace(' ', '-')}-{n}-{seed}",
-                   meta={"optimum": width, "generator": "cpplan.perfect", "seed": seed,
+                   meta={"optimum": width, "generator": generator, "seed": seed,
                          "offsets": tuple(y0 for _t0, _t1, y0, _y1 in rects)})
+
+
+def mosaic_packing(n: int, *, seed: int = 0, width: int = 1 << 20, horizon: int = 10_000,
+                   aligned: bool = False, reach: int = 3) -> Problem:
+    """A problem of about ``n`` buffers tiling a ``width`` x ``horizon`` strip by a *mosaic*: the
+    strip is cut into a grid (columns of random lengths in time, rows of random heights in
+    bytes), and rectangles are grown over its cells, the lowest free cell of the earliest
+    column first, each 1 to ``reach`` rows high and columns long as the free cells allow (the
+    random growth of floor plans and puzzle boards). The optimum is ``width`` (every moment is
+    covered: see the module docstring).
+
+    Not made by straight or pinwheel cuts: a straight cut through the whole strip needs a grid
+    line that no rectangle crosses, and rectangles cross the grid lines at random, so the
+    larger strips have none (``tests/test_perfect.py`` checks it); inside, the rectangles
+    interlock in every pattern the growth makes, not only the pinwheel's. A few rectangles
+    (a tenth at most) are then cut once more, straight, so that there are exactly ``n``.
+    """
+    if n < 1:
+        raise ValueError("n: at least one buffer")
+    grain = GRAIN if aligned else 1
+    if width % grain:
+        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    rng = np.random.default_rng(seed)
+    # Cells in the grid: about 3 a rectangle with reach 3 (then scaled by what the growth made,
+    # until 90 to 100 % of the rectangles are grown ones).
+    cells = 0.95 * n * (reach + 1) ** 2 / 5
+    for _try in range(100):
+        rows = max(1, min(width // grain, round(np.sqrt(cells))))
+        cols = max(1, min(horizon, round(cells / rows)))
+        ys = _cuts(rng, width // grain, rows) * grain
+        ts = _cuts(rng, horizon, cols)
+        rects = _grow(rng, len(ts) - 1, len(ys) - 1, reach)
+        if not 0.9 * n <= len(rects) <= n and cells >= 1:
+            cells *= 0.95 * n / len(rects)
+        elif not _cut_through(rects, len(ts) - 1, len(ys) - 1):
+            break  # (else: grown again, with new draws)
+    rects = [(int(ts[c0]), int(ts[c1]), int(ys[r0]), int(ys[r1])) for c0, c1, r0, r1 in rects]
+    return _tiling_problem(_split_to(rng, rects, n, grain), "mosaic", "cpplan.perfect.mosaic",
+                           n, seed, width, aligned)
+
+
+def realloc_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: bool = False,
+                    crowd: int = 12, life: float = 3.0) -> Problem:
+    """A problem of about ``n`` buffers that an allocator could have made reusing freed bytes
+    exactly, as a network's schedule does when its arena is always full: time runs in steps;
+    every buffer lives a random number of steps (mostly about ``life``, a tenth of them five
+    times longer: skip connections); at each step the bytes of the buffers that end there,
+    adjacent runs joined, are cut at random into the buffers that start there (about as many as
+    ended, about ``crowd`` alive at a time), so every byte stays in use. The optimum is
+    ``width``: the strip is covered at every moment up to the last step.
+
+    Not made by straight or pinwheel cuts: buffers that start where several ended straddle the
+    old boundaries, and a boundary that no buffer has crossed yet pulls its neighbours into
+    ending together (until none is left); no step ends every buffer alive (one of them lives
+    on), so no cut in time crosses the strip.
+    """
+    if n < 1:
+        raise ValueError("n: at least one buffer")
+    grain = GRAIN if aligned else 1
+    if width % grain:
+        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    rng = np.random.default_rng(seed)
+
+    def lifetime() -> int:
+        steps = int(rng.geometric(1 / life))
+        return steps * 5 if rng.random() < 0.1 else steps
+
+    k0 = max(1, min(n, crowd, width // grain))
+    ys = _cuts(rng, width // grain, k0) * grain
+    alive = [[int(ys[k]), int(ys[k + 1]), 0, lifetime()] for k in range(k0)]  # y0, y1, t0, end
+    uncut = set(ys[1:-1].tolist())  # byte boundaries no buffer has crossed yet
+    done: list[tuple[int, int, int, int]] = []
+    while len(done) + len(alive) < n and len(alive) > 1:
+        t = min(b[3] for b in alive)
+        ending = {k for k, b in enumerate(alive) if b[3] == t}
+        # A boundary never crossed: the buffer beyond it ends here too.
+        for k in sorted(ending):
+            for j, edge in ((k - 1, alive[k][0]), (k + 1, alive[k][1])):
+                if 0 <= j < len(alive) and j not in ending and edge in uncut:
+                    alive[j][3] = t
+                    ending.add(j)
+        if len(ending) == len(alive):  # (a cut in time): one lives on
+            alive[int(rng.choice(sorted(ending)))][3] = t + lifetime()
+            continue
+        runs = _runs([alive[k][:2] for k in sorted(ending)])
+        budget = n - len(done) - len(alive)
+        if budget < len(runs):  # no room for the buffers starting here: the strip ends
+            break
+        for k in ending:
+            y0, y1, t0, _end = alive[k]
+            done.append((t0, t, y0, y1))
+        alive = [b for k, b in enumerate(alive) if k not in ending]
+        for r, (y0, y1, members) in enumerate(runs):
+            now = len(alive) + members
+            m = members + int(rng.integers(-1, 2)) + (now < crowd) - (now > crowd)
+            m = max(1, min(m, (y1 - y0) // grain, budget - (len(runs) - r - 1)))
+            budget -= m
+            cuts = (_cuts(rng, (y1 - y0) // grain, m) * grain + y0).tolist()
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                alive.append([a, b, t, t + lifetime()])
+                uncut -= {y for y in uncut if a < y < b}
+        alive.sort()
+    horizon = min(b[3] for b in alive)  # (the next step's: every buffer alive starts before)
+    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0, _end in alive]
+    return _tiling_problem(rects, "realloc", "cpplan.perfect.realloc", n, seed, width, aligned)
+
+
+def regroup_packing(n: int, *, seed: int = 0, width: int = 1 << 16, aligned: bool = False,
+                    crowd: int = 48) -> Problem:
+    """A problem of about ``n`` small buffers, about ``crowd`` alive at every moment, tiling a
+    strip ``width`` bytes high: at each step one or two groups of two to five neighbours (in
+    byte order) end together and their bytes are cut again, at other places, into one buffer
+    fewer to one more than the group had. The optimum is ``width`` (the strip is covered at
+    every moment).
+
+    Not made by straight or pinwheel cuts: every new buffer crosses the old boundaries inside
+    its group; a byte boundary that no buffer has crossed yet is the first group's centre
+    (until none is left), and no group is every buffer alive, so no cut in time crosses the
+    strip. The strip ends at ``n`` buffers (or when three are left).
+    """
+    if n < 1:
+        raise ValueError("n: at least one buffer")
+    grain = GRAIN if aligned else 1
+    if width % grain:
+        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    rng = np.random.default_rng(seed)
+    crowd = max(3, min(crowd, n // 5))  # (small problems: room to cross every boundary)
+    k0 = max(1, min(n, crowd, width // grain))
+    ys = _cuts(rng, width // grain, k0) * grain
+    alive = [[int(ys[k]), int(ys[k + 1]), 0] for k in range(k0)]  # y0, y1, t0
+    uncut = set(ys[1:-1].tolist())
+    done: list[tuple[int, int, int, int]] = []
+    t = 0
+    while len(alive) >= 3:
+        t += 1
+        taken: set[int] = set()
+        groups = []
+        for g in range(1 + int(rng.random() < 0.5)):
+            size = int(rng.integers(2, 6))
+            size = min(size, len(alive) - 1 - len(taken))
+            if size < 2:
+                break
+            if g == 0 and uncut:
+                y = int(rng.choice(sorted(uncut)))
+                centre = next(k for k, b in enumerate(alive) if b[0] == y)
+                lo = max(0, min(centre - int(rng.integers(1, size)), len(alive) - size))
+            else:
+                lo = int(rng.integers(0, len(alive) - size + 1))
+            members = range(lo, lo + size)
+            if any(k in taken or alive[k][2] >= t for k in members):
+                continue
+            taken.update(members)
+            groups.append((lo, size))
+        if not groups:
+            continue
+        budget = n - len(done) - len(alive)
+        fresh = []
+        for lo, size in groups:
+            y0, y1 = alive[lo][0], alive[lo + size - 1][1]
+            m = size + int(rng.integers(-1, 2)) + (len(alive) < crowd) - (len(alive) > crowd)
+            if len(alive) <= crowd:  # (never below the crowd: it ends when three are left)
+                m = max(m, size)
+            m = max(1, min(m, (y1 - y0) // grain, budget))
+            budget -= m
+            fresh.append((y0, y1, m))
+        if budget < 0:
+            break
+        for k in taken:
+            y0, y1, t0 = alive[k]
+            done.append((t0, t, y0, y1))
+        alive = [b for k, b in enumerate(alive) if k not in taken]
+        for y0, y1, m in fresh:
+            cuts = (_cuts(rng, (y1 - y0) // grain, m) * grain + y0).tolist()
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                alive.append([a, b, t])
+                uncut -= {y for y in uncut if a < y < b}
+        alive.sort()
+        if len(done) + len(alive) >= n:
+            break
+    horizon = t + 1
+    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
+    return _tiling_problem(rects, "regroup", "cpplan.perfect.regroup", n, seed, width, aligned)
+
+
+def _cuts(rng: np.random.Generator, length: int, parts: int) -> np.ndarray:
+    """``0``, ``parts - 1`` distinct points of ``1 .. length - 1`` at random, sorted, and
+    ``length``: ``[0, length)`` cut into ``parts`` pieces (fewer when it is shorter)."""
+    parts = max(1, min(parts, length))
+    inner = np.sort(rng.choice(np.arange(1, length), parts - 1, replace=False)) if parts > 1 \
+        else np.zeros(0, np.int64)
+    return np.concatenate([[0], inner, [length]]).astype(np.int64)
+
+
+def _runs(spans: list[list[int]]) -> list[tuple[int, int, int]]:
+    """Byte spans ``[y0, y1)`` (sorted, disjoint) joined where they touch: ``(y0, y1, how
+    many spans)`` per run."""
+    out: list[list[int]] = []
+    for y0, y1 in spans:
+        if out and out[-1][1] == y0:
+            out[-1][1] = y1
+            out[-1][2] += 1
+        else:
+            out.append([y0, y1, 1])
+    return [(a, b, k) for a, b, k in out]
+
+
+def _grow(rng: np.random.Generator, cols: int, rows: int,
+          reach: int) -> list[tuple[int, int, int, int]]:
+    """Rectangles ``(c0, c1, r0, r1)`` of cells covering a ``cols`` x ``rows`` grid, grown from
+    the lowest free cell of the earliest column with a free cell: 1 to ``reach`` rows high (as
+    many as are free above it) and 1 to ``reach`` columns long (as far as those rows are free)."""
+    free = np.ones((cols, rows), bool)
+    rects = []
+    for c in range(cols):
+        for r in range(rows):
+            if not free[c, r]:
+                continue
+            up = 1
+            while up < reach and r + up < rows and free[c, r + up]:
+                up += 1
+            h = int(rng.integers(1, up + 1))
+            across = 1
+            while across < reach and c + across < cols and free[c + across, r:r + h].all():
+                across += 1
+            w = int(rng.integers(1, across + 1))
+            free[c:c + w, r:r + h] = False
+            rects.append((c, c + w, r, r + h))
+    return rects
+
+
+def _cut_through(rects: list[tuple[int, int, int, int]], cols: int, rows: int) -> bool:
+    """Whether some grid line inside a ``cols`` x ``rows`` grid is crossed by none of
+    ``rects`` (``(c0, c1, r0, r1)``): a straight cut through the whole strip."""
+    across_c = np.zeros(cols + 1, bool)
+    across_r = np.zeros(rows + 1, bool)
+    for c0, c1, r0, r1 in rects:
+        across_c[c0 + 1:c1] = True
+        across_r[r0 + 1:r1] = True
+    return not (across_c[1:cols].all() and across_r[1:rows].all())
+
+
+def _split_to(rng: np.random.Generator, rects: list[tuple[int, int, int, int]], n: int,
+              grain: int) -> list[tuple[int, int, int, int]]:
+    """``rects`` with straight cuts of random rectangles (the largest likelier) until there
+    are ``n`` (or none can be cut)."""
+    rects = list(rects)
+    stuck = 0
+    while len(rects) < n and stuck < 50 * n:
+        areas = np.array([(t1 - t0) * (y1 - y0) for t0, t1, y0, y1 in rects], float)
+        j = int(rng.choice(len(rects), p=areas / areas.sum()))
+        t0, t1, y0, y1 = rects[j]
+        if rng.random() < 0.5 and t1 - t0 >= 2:
+            x = int(rng.integers(t0 + 1, t1))
+            rects[j:j + 1] = [(t0, x, y0, y1), (x, t1, y0, y1)]
+        elif (y1 - y0) // grain >= 2:
+            y = y0 + grain * int(rng.integers(1, (y1 - y0) // grain))
+            rects[j:j + 1] = [(t0, t1, y0, y), (t0, t1, y, y1)]
+        else:
+            stuck += 1
+    return rects
+
+
+# Every generator by the name of its family (benchmarks/versus.py --families). The held-out
+# family is never used to tune the exact engine: it tells whether what was tuned on the others
+# holds on a construction the tuning never saw.
+FAMILIES = {"perfect": perfect_packing, "mosaic": mosaic_packing, "realloc": realloc_packing,
+            "regroup": regroup_packing}
+HELD_OUT = "regroup"

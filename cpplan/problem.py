@@ -343,6 +343,13 @@ class Problem:
         object.__setattr__(self, "aliases", tuple(self.aliases))
         self._validate()
 
+    def __getstate__(self) -> dict:
+        # The planner's view, kept here by cpplan.blocks.make_blocks, is made again where needed
+        # (a problem sent to a cluster's worker is as large as its fields, no more).
+        state = dict(self.__dict__)
+        state.pop("_blocks", None)
+        return state
+
     # -- lookups -------------------------------------------------------------------------------
     @cached_property
     def index(self) -> dict[str, int]:

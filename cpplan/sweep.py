@@ -242,23 +242,3 @@ def split_lists(ptr: np.ndarray, values: np.ndarray) -> list[list[int]]:
     bounds = ptr.tolist()
     return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
-
-def canonical_nodes(size: int, a: int, b: int) -> list[int]:
-    """The nodes of a segment tree over ``size`` leaves (a power of two; node 1 is the root,
-    leaf ``i`` is node ``size + i``) that together cover leaves ``[a, b)`` exactly, left to
-    right: at most two per level. Shared by the segment trees of cpplan (the Placer's occupancy
-    tree over time buckets, the TFLite GPU replica's gap trees)."""
-    lefts: list[int] = []
-    rights: list[int] = []
-    lo, hi = a + size, b + size
-    while lo < hi:
-        if lo & 1:
-            lefts.append(lo)
-            lo += 1
-        if hi & 1:
-            hi -= 1
-            rights.append(hi)
-        lo >>= 1
-        hi >>= 1
-    rights.reverse()
-    return lefts + rights

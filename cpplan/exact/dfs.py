@@ -54,7 +54,8 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from ..sweep import OverlapIndex, canonical_nodes
+from ..segtree import CoverMinTree
+from ..sweep import OverlapIndex
 from .outcome import Outcome
 
 __all__ = ["fit", "single_pool", "preorders", "HEURISTICS", "ALIGNED_HEURISTICS"]
@@ -451,74 +452,15 @@ class _FlatFloors:
         return self.floor[a:b]
 
 
-class _TreeFloors:
+class _TreeFloors(CoverMinTree):
     """The floor of every section: the least value (``eff``: an unplaced block's minimum
-    offset, ``H`` once placed) over the blocks whose section range covers it.
-
-    A segment tree over sections: each block's range is split into its O(log S) canonical
-    nodes, each node keeps the least value of the blocks assigned to it, and a section's floor
-    is the least over the nodes from its leaf to the root. A change of some blocks' values
-    recomputes their nodes only (their assigned blocks, about n log S in all), instead of every
-    member of every section they span (quadratic on windows of long-lived blocks).
-    """
-
-    def __init__(self, lo: np.ndarray, hi: np.ndarray, S: int) -> None:
-        P = 1 << max(S - 1, 0).bit_length()  # leaves: the least power of two >= S
-        self.P = P
-        owner, nodes = [], []
-        for j, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
-            covering = canonical_nodes(P, a, b)
-            owner.extend([j] * len(covering))
-            nodes.extend(covering)
-        owner_a = np.array(owner, np.int64)
-        nodes_a = np.array(nodes, np.int64)
-        by_block = np.argsort(owner_a, kind="stable")
-        self.bn_ptr = np.searchsorted(owner_a[by_block], np.arange(len(lo) + 1))
-        self.bn = nodes_a[by_block]  # nodes of block j: bn[bn_ptr[j]:bn_ptr[j + 1]]
-        by_node = np.argsort(nodes_a, kind="stable")
-        self.nb_ptr = np.searchsorted(nodes_a[by_node], np.arange(2 * P + 1))
-        self.nb = owner_a[by_node]  # blocks of node k: nb[nb_ptr[k]:nb_ptr[k + 1]]
-        self.levels = P.bit_length()
-
-    def reset(self, eff: np.ndarray, H: int) -> None:
-        self.H = H
-        self.node_min = np.full(2 * self.P, H, np.int64)
-        has = np.flatnonzero(self.nb_ptr[1:] > self.nb_ptr[:-1])
-        self._recompute(has, eff)
-
-    def _recompute(self, nodes: np.ndarray, eff: np.ndarray) -> None:
-        starts, stops = self.nb_ptr[nodes], self.nb_ptr[nodes + 1]
-        lens = stops - starts
-        keep = lens > 0
-        nodes, starts, lens = nodes[keep], starts[keep], lens[keep]
-        if len(nodes) == 0:
-            return
-        offs = np.cumsum(lens) - lens
-        idx = np.arange(int(lens.sum())) + np.repeat(starts - offs, lens)
-        self.node_min[nodes] = np.minimum.reduceat(eff[self.nb[idx]], offs)
+    offset, ``H`` once placed) over the blocks whose section range covers it, in the shared
+    :class:`cpplan.segtree.CoverMinTree` (a change of some blocks' values recomputes their
+    nodes only, instead of every member of every section they span: quadratic on windows of
+    long-lived blocks). The interface of :class:`_FlatFloors`."""
 
     def update(self, changed: np.ndarray, eff: np.ndarray, a: int, b: int
                ) -> tuple[np.ndarray, np.ndarray]:
         """Recompute after the values of blocks ``changed`` (spanning sections ``a`` to
-        ``b - 1``) moved; returns what :meth:`restore` needs to undo it."""
-        starts, stops = self.bn_ptr[changed], self.bn_ptr[changed + 1]
-        lens = stops - starts
-        offs = np.cumsum(lens) - lens
-        idx = np.arange(int(lens.sum())) + np.repeat(starts - offs, lens)
-        nodes = np.unique(self.bn[idx])
-        saved = (nodes, self.node_min[nodes].copy())
-        self._recompute(nodes, eff)
-        return saved
-
-    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
-        nodes, values = saved
-        self.node_min[nodes] = values
-
-    def range(self, a: int, b: int) -> np.ndarray:
-        """The floors of sections ``a`` to ``b - 1``."""
-        k = np.arange(a + self.P, b + self.P)
-        out = self.node_min[k]
-        for _ in range(self.levels - 1):
-            k >>= 1
-            np.minimum(out, self.node_min[k], out=out)
-        return out
+        ``b - 1``, which the tree does not need) moved; returns what :meth:`restore` needs."""
+        return super().update(changed, eff)

@@ -49,6 +49,7 @@ import functools
 import heapq
 import itertools
 import math
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -72,6 +73,11 @@ WALL_FIRST = 4
 SUMS_UP_TO = 24
 BITS_UP_TO = 1 << 22  # bytes at a moment up to which its subset sums are a bit set
 DIFFERENCES_UP_TO = 1 << 14  # beyond, a size is assumed to have an alternative
+# Candidates starting at a pinwheel's centre beyond which the scan for its S and Q runs in
+# numpy (same pairs, same order): grid-like dissections have hundreds there (stacks of blocks
+# sharing a lifetime), and the scan, quadratic in them, took 25 s of 26 on a mosaic of 2000
+# blocks (cpplan.perfect.mosaic_packing).
+VECTOR_FROM = 48
 # Blocks looked at (per block) after which merging stops where it is (still sound): perfect
 # packings take 3 to 4; idealloc's Y_1 (62185 buffers, not tight) would take 40, 5 s.
 WORK_PER_BLOCK = 10
@@ -120,12 +126,14 @@ def dissect(size: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 
 def dissections(size: np.ndarray, start: np.ndarray, end: np.ndarray, align: np.ndarray,
-                shares: tuple[float, ...] = (1.0,)) -> list[Dissection]:
+                shares: tuple[float, ...] = (1.0,), *,
+                deadline: float = float("inf")) -> list[Dissection]:
     """:func:`dissect`, and the blocks as they were after the first ``share`` of its merges,
     one per share: merges made late (at crowded moments, or held back at first) are the likelier
-    to be chance matches, and any earlier state is a dissection too."""
+    to be chance matches, and any earlier state is a dissection too. Merging stops where it is
+    at ``deadline`` (``time.perf_counter()``; the blocks merged so far are a dissection too)."""
     merger = _Merger(size, start, end, align)
-    merger.run()
+    merger.run(deadline)
     merged = len(merger.S) - merger.n
     return [merger.flatten(merger.n + round(share * merged)) for share in shares]
 
@@ -143,6 +151,25 @@ def _crt(classes: list[tuple[int, int]]) -> tuple[int, int] | None:
             r += m * ((r2 - r) // g * pow(m // g, -1, m2 // g) % (m2 // g))
         m, r = lcm, r % lcm
     return m, r
+
+
+def _s_of_c(starting: list[tuple], q_by_size: dict[int, list]) -> dict[int, list[int]]:
+    """For the candidates ``starting`` at a moment (``(bytes, end, members)``), which of them
+    may be a pinwheel's S for each one as its C: ``c -> [s, ...]`` (indices, ascending) where
+    ``s`` ends after ``c`` and some Q (``q_by_size``: candidates ending there, by size) has
+    the bytes of both. In numpy, rows of C at a time."""
+    size = np.fromiter((c[0] for c in starting), np.int64, len(starting))
+    end = np.fromiter((c[1] for c in starting), np.int64, len(starting))
+    q_sizes = np.fromiter(sorted(q_by_size), np.int64, len(q_by_size))
+    out: dict[int, list[int]] = {}
+    rows = max(1, (1 << 20) // len(starting))
+    for c0 in range(0, len(starting), rows):
+        want = size[None, :] + size[c0:c0 + rows, None]
+        at = np.minimum(np.searchsorted(q_sizes, want), len(q_sizes) - 1)
+        cs, ss = np.nonzero((q_sizes[at] == want) & (end[None, :] > end[c0:c0 + rows, None]))
+        for c, s in zip((cs + c0).tolist(), ss.tolist(), strict=True):
+            out.setdefault(c, []).append(s)
+    return out
 
 
 class _Merger:
@@ -174,6 +201,12 @@ class _Merger:
         self.ambiguous: list[tuple[int, int]] = []
         self.refused: set[tuple[int, int]] = set()
         self.parent: dict[int, int] = {}  # node -> the node it was merged into
+        # Moments whose blocks starting or ending there changed, counted (each merge moves
+        # them on); a pinwheel looked for in vain at x1 stays so while the moments it looked
+        # at are as they were: x1 -> ((moment, its version then), ...).
+        self.version: dict[int, int] = defaultdict(int)
+        self.no_pinwheel: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.no_chain: dict[int, tuple[int, list[tuple[int, int]]]] = {}  # likewise, at t
 
     # -- nodes --------------------------------------------------------------------------------
 
@@ -184,8 +217,12 @@ class _Merger:
             self.dirty.update((self.A[p], self.B[p]))
             self.ending_cache.pop(self.B[p], None)
             self.starting_cache.pop(self.A[p], None)
+            self.version[self.A[p]] += 1
+            self.version[self.B[p]] += 1
         self.ending_cache.pop(b, None)
         self.starting_cache.pop(a, None)
+        self.version[a] += 1
+        self.version[b] += 1
         k = len(self.S)
         for p in parts:
             self.parent[p] = k
@@ -346,7 +383,22 @@ class _Merger:
 
     def _chain(self, t: int) -> bool:
         """Merge one chain at moment ``t``: a size that exactly one candidate ending at ``t``
-        and exactly one starting there have."""
+        and exactly one starting there have. A search in vain is not repeated while the
+        blocks at ``t`` stay as they were (it only notes its ambiguous sizes again)."""
+        if self.relaxed:
+            return self._chain_at(t, [])
+        seen = self.no_chain.get(t)
+        if seen is not None and seen[0] == self.version[t]:
+            self.ambiguous.extend(zt for zt in seen[1] if zt not in self.refused)
+            return False
+        ambiguous: list[tuple[int, int]] = []
+        if self._chain_at(t, ambiguous):
+            return True
+        self.no_chain[t] = (self.version[t], ambiguous)
+        return False
+
+    def _chain_at(self, t: int, ambiguous: list[tuple[int, int]]) -> bool:
+        """:meth:`_chain`'s search; the ambiguous sizes it notes go into ``ambiguous`` too."""
         left: dict[int, list] = defaultdict(list)
         right: dict[int, list] = defaultdict(list)
         for c in self._ending(t):
@@ -358,6 +410,7 @@ class _Merger:
                 (_, a, lm), = left[z]
                 (_, b, rm), = right[z]
                 if not self.relaxed and self._alternative(t, lm + rm, z):
+                    ambiguous.append((z, t))
                     if (z, t) not in self.refused:
                         self.ambiguous.append((z, t))
                     continue
@@ -393,7 +446,21 @@ class _Merger:
         return z in diffs or -z in diffs
 
     def _pinwheel(self, x1: int) -> bool:
-        """Merge one pinwheel whose centre starts at ``x1`` (module docstring)."""
+        """Merge one pinwheel whose centre starts at ``x1`` (module docstring). A search in
+        vain is not repeated while the moments it looked at stay as they were (the blocks
+        merge at other moments many times in between)."""
+        seen = self.no_pinwheel.get(x1)
+        if seen is not None and all(self.version[m] == v for m, v in seen):
+            return False
+        looked = {x1}
+        if self._pinwheel_at(x1, looked):
+            return True
+        self.no_pinwheel[x1] = tuple((m, self.version[m]) for m in looked)
+        return False
+
+    def _pinwheel_at(self, x1: int, looked: set[int]) -> bool:
+        """:meth:`_pinwheel`'s search; every moment whose blocks it looked at goes into
+        ``looked``."""
         starting = self._starting(x1)
         if len(starting) < 2:
             return False
@@ -403,23 +470,38 @@ class _Merger:
         q_by_size: dict[int, list] = defaultdict(list)
         for q in ending:
             q_by_size[q[0]].append(q)
-        for e, x2, cm in starting:
-            # S: starts with C and ends later, Q = C + S.
-            pairs = [(q, s) for s in starting if s[1] > x2
-                     for q in q_by_size.get(s[0] + e, ())]
+        # S for each C (by index in ``starting``): starts with it, ends later, and Q = C + S
+        # in bytes for some Q. Past VECTOR_FROM candidates, every C's in numpy at once.
+        s_of = _s_of_c(starting, q_by_size) if len(starting) > VECTOR_FROM else None
+        at_x2: dict[int, tuple[dict, dict]] = {}
+        for c, (e, x2, cm) in enumerate(starting):
+            if s_of is not None:  # (the same pairs in the same order)
+                pairs = [(q, starting[j]) for j in s_of.get(c, ())
+                         for q in q_by_size[starting[j][0] + e]]
+            else:
+                pairs = [(q, s) for s in starting if s[1] > x2
+                         for q in q_by_size.get(s[0] + e, ())]
             if not pairs:
                 continue
-            t_by_size: dict[int, list] = defaultdict(list)
-            for t in self._starting(x2):
-                t_by_size[t[0] - e].append(t)
+            looked.add(x2)
+            if x2 not in at_x2:  # T by size, P by start (each in the candidates' order)
+                t_by_size: dict[int, list] = defaultdict(list)
+                for t in self._starting(x2):
+                    t_by_size[t[0]].append(t)
+                p_by_start: dict[int, list] = defaultdict(list)
+                if t_by_size:  # (only then are P looked for)
+                    for p in self._ending(x2):
+                        p_by_start[p[1]].append(p)
+                at_x2[x2] = (t_by_size, p_by_start)
+            t_by_size, p_by_start = at_x2[x2]
             if not t_by_size:
                 continue
-            ending2 = self._ending(x2)
+            centre = set(cm)
             for q, s in pairs:
-                for p in ending2:
-                    if p[1] != q[1] or set(p[2]) & set(cm):
+                for p in p_by_start.get(q[1], ()):
+                    if centre.intersection(p[2]):
                         continue
-                    for t in t_by_size.get(p[0], ()):
+                    for t in t_by_size.get(p[0] + e, ()):
                         if t[1] == s[1] and self._pinwheel_merge(p, q, (e, x2, cm), s, t):
                             return True
         return False
@@ -436,15 +518,18 @@ class _Merger:
 
     # -- driver -------------------------------------------------------------------------------
 
-    def run(self) -> None:
-        """Merge until no pattern is left (or the work allowed is spent)."""
+    def run(self, deadline: float = float("inf")) -> None:
+        """Merge until no pattern is left (or the work allowed is spent, or ``deadline``)."""
         moments = set(self.ends_at) | set(self.starts_at)
         heap = sorted(moments)
         queued = set(heap)
         deferred: set[int] = set()
         wall = WALL_FIRST
         most = WORK_PER_BLOCK * self.n
+        timed = deadline < float("inf")
         while self.work <= most:
+            if timed and time.perf_counter() > deadline:
+                break
             if not heap:
                 if deferred:
                     wall *= 2

@@ -9,8 +9,10 @@ objective ``sum(cost * height) + sum(traffic * traffic_cost)``. Alignment paddin
 offsets only add constraints to the real problem, so leaving them out keeps the bound proven.
 
 In the model every block with several candidate pools gets a literal per candidate (exactly one
-true); each pool's load is one ``add_cumulative`` over the blocks' pieces (fixed in time,
-optional on the pool's literal, demand the piece's bytes) against the pool's height variable.
+true); in each pool, the bytes of the pieces live together at each maximal clique of the
+interval graph (a moment where the live set is largest locally) sum, on their literals, to at
+most the pool's height variable: knapsack constraints over time, whose LP relaxation CP-SAT
+tightens with cuts (one ``add_cumulative`` instead when there would be too many terms).
 The objective is in bytes, like :func:`cpplan.exact.model.objective_of`, without the traffic of
 the blocks that have one candidate (the same in every plan; the caller adds it).
 
@@ -37,20 +39,27 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from ..load import max_load
 from .cpsat import new_solver, run
+from .model import maximal_cliques
 
-__all__ = ["TierBound", "tier_bound"]
+__all__ = ["TierBound", "tier_bound", "MAX_CLIQUE_TERMS"]
+
+#: Terms (pieces x the maximal cliques they are in) beyond which a pool's loads are one
+#: cumulative constraint rather than a knapsack constraint per maximal clique.
+MAX_CLIQUE_TERMS = 2_000_000
 
 
 @dataclass(frozen=True)
 class TierBound:
     """What the tier relaxation proved: ``bound`` (bytes, without the settled traffic cost) is a
     lower bound on the objective; ``pools`` is the relaxation's best choice of pool per block
-    (None when it found none), ``optimal`` whether CP-SAT proved that choice optimal for the
-    relaxation."""
+    and ``objective`` its value in the relaxation (None when it found none: a plan of that
+    choice costs at least that much), ``optimal`` whether CP-SAT proved that choice optimal
+    for the relaxation."""
 
     bound: int
     pools: np.ndarray | None
     optimal: bool
+    objective: int | None = None
 
 
 def tier_bound(blocks: Blocks, budget: Budget,
@@ -70,7 +79,10 @@ def tier_bound(blocks: Blocks, budget: Budget,
         top = cap if cap >= 0 else max(int(_total_load(blocks)), own)
         heights[p] = m.new_int_var(min(own, top), max(top, 0), f"h{p}")
     literal: list[dict[int, object]] = []
-    demands: dict[int, list[tuple[object, int]]] = {p: [] for p in range(blocks.n_pools)}
+    # Per pool: (start, end, bytes, literal; None when certain) of every piece that may land
+    # there.
+    demands: dict[int, list[tuple[int, int, int, object]]] = {
+        p: [] for p in range(blocks.n_pools)}
     ptr = blocks.piece_ptr
     for i in range(n):
         cands = blocks.pools[i]
@@ -86,14 +98,26 @@ def tier_bound(blocks: Blocks, budget: Budget,
             if z <= 0 or e <= s:
                 continue
             for p, lit in lits.items():
-                if lit is True:
-                    iv = m.new_fixed_size_interval_var(s, e - s, f"t{q}p{p}")
-                else:
-                    iv = m.new_optional_fixed_size_interval_var(s, e - s, lit, f"t{q}p{p}")
-                demands[p].append((iv, z))
+                demands[p].append((s, e, z, None if lit is True else lit))
     for p, items in demands.items():
-        if items:
-            m.add_cumulative([iv for iv, _ in items], [z for _, z in items], heights[p])
+        if not items:
+            continue
+        # Each maximal set of pieces live together (a maximal clique of the interval graph)
+        # under the height: the knapsack constraints whose LP relaxation is the strong one;
+        # one cumulative where there would be too many terms for them.
+        st = np.fromiter((s for s, _, _, _ in items), np.int64, len(items))
+        en = np.fromiter((e for _, e, _, _ in items), np.int64, len(items))
+        cliques = maximal_cliques(st, en) if len(items) > 1 else [np.arange(len(items))]
+        if sum(map(len, cliques)) <= MAX_CLIQUE_TERMS:
+            for clique in cliques:
+                m.add(sum(z if lit is None else z * lit
+                          for _, _, z, lit in (items[c] for c in clique.tolist()))
+                      <= heights[p])
+        else:
+            intervals = [m.new_fixed_size_interval_var(s, e - s, "") if lit is None else
+                         m.new_optional_fixed_size_interval_var(s, e - s, lit, "")
+                         for s, e, _, lit in items]
+            m.add_cumulative(intervals, [z for _, _, z, _ in items], heights[p])
     terms = [int(blocks.pool_cost[p]) * scale * h for p, h in heights.items()]
     rate = blocks.pool_traffic_cost
     for i in range(n):
@@ -121,13 +145,14 @@ def tier_bound(blocks: Blocks, budget: Budget,
         return None
     x = solver.best_objective_bound
     bound = max(0, math.ceil(x - 1e-6 - math.ulp(x)))  # (see cpplan.exact.search.minimise)
-    pools = None
+    pools = objective = None
     if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+        objective = round(solver.objective_value)
         pools = np.fromiter(
             (next(iter(lits)) if len(lits) == 1 else
              next(p for p, lit in lits.items() if solver.boolean_value(lit))
              for lits in literal), np.int64, n)
-    return TierBound(bound, pools, status == cp_model.OPTIMAL)
+    return TierBound(bound, pools, status == cp_model.OPTIMAL, objective)
 
 
 def _total_load(blocks: Blocks) -> int:

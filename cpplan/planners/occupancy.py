@@ -79,7 +79,7 @@ class Buckets:
     def _needed(self, ps: np.ndarray, pe: np.ndarray, cs: np.ndarray, ce: np.ndarray
                 ) -> bytearray:
         """The nodes whose ``agg`` some piece's query reads: the canonical nodes of every
-        piece's range of whole buckets (the walk of :func:`cpplan.sweep.canonical_nodes`, one
+        piece's range of whole buckets (the walk of :func:`cpplan.segtree.canonical_nodes`, one
         level at a time for all pieces)."""
         bstart = np.asarray(self.bstart, np.int64)
         f0 = np.where(bstart[cs] == ps, cs, cs + 1)
@@ -158,7 +158,7 @@ class OccupancyTree:
         size = self.size
         c0, c1, f0, f1 = b.span(s, e)
         cover, agg = self.cover, self.agg
-        # The walk of :func:`cpplan.sweep.canonical_nodes`, inlined (hot path).
+        # The walk of :func:`cpplan.segtree.canonical_nodes`, inlined (hot path).
         lo, hi = f0 + size, f1 + size
         while lo < hi:
             if lo & 1:
@@ -199,8 +199,8 @@ class OccupancyTree:
         cover, agg = self.cover, self.agg
         if f0 < f1:
             # Canonical nodes, left ones left to right, right ones right to left: the walk of
-            # :func:`cpplan.sweep.canonical_nodes`, inlined as in :meth:`add` (calling it costs
-            # best-fit on Y_1 1-7 %, measured).
+            # :func:`cpplan.segtree.canonical_nodes`, inlined as in :meth:`add` (calling it, in
+            # both, makes best-fit on Y_1 2.6 % slower: benchmarks/segtree.py, median of 7).
             lefts: list[int] = []
             rights: list[int] = []
             lo, hi = f0 + size, f1 + size

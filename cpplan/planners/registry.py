@@ -9,7 +9,9 @@ and the workers, which every planner honours; ``own`` are the planner's own keyw
 ``register`` returns a :class:`PlannerInfo`, which is what callers call: ``info(problem,
 options, **own)`` runs the planner under its time limit (a :class:`cpplan.deadline.Budget`
 made active, so that the planner's inner loops stop when it expires), names an unknown option
-clearly, and, when the planner's own time runs out before it has a plan, returns the fallback:
+clearly, keeps the time to build and check a plan of that size out of the planner's
+(:func:`cpplan.deadline.finishing`), and, when the planner's own time runs out before it has
+a plan, returns the fallback:
 the no-reuse stacking, status ``unknown`` (or, when even that breaks a capacity, a plan with no
 placements, ``unknown``), never an error. When the *caller's* time runs out first (a portfolio,
 a solve, the grader's limit), :class:`cpplan.deadline.OutOfTime` goes up to the caller.
@@ -26,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol
 
-from ..deadline import OutOfTime, PlanOptions, current
+from ..deadline import OutOfTime, PlanOptions, current, finishing
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
 from ..problem import Problem
@@ -69,7 +71,11 @@ class PlannerInfo:
                                   f"{', '.join(sorted(unknown))} (its own options: {takes})")
         options = options if options is not None else PlanOptions()
         outer = current()
-        budget = outer.within(options.time_limit) if outer is not None else options.budget()
+        limit = options.time_limit
+        if limit is not None:  # (building and checking the plan, or the fallback, counts too)
+            limit -= finishing(limit, len(problem.buffers))
+        budget = outer.within(limit) if outer is not None else replace(
+            options, time_limit=limit).budget()
         started = time.perf_counter()
         try:
             with budget.active():

@@ -54,12 +54,16 @@ def density_order(blocks: Blocks) -> np.ndarray:
 
 
 def pack_choice(blocks: Blocks, choice: np.ndarray | None, order: np.ndarray,
-                planner: str) -> tuple[np.ndarray, np.ndarray]:
-    """Place every block (fixed ones first) in ``order``, each in its pool of ``choice`` when
-    best-fit finds room there within the capacity, else in its next preferred pool with room
-    (``choice`` None: its most preferred). Pool and scaled offset per block; raises
-    :class:`cpplan.errors.CapacityError` naming a block that fits nowhere."""
+                planner: str, placed: dict[int, tuple[int, int]] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Place every block (the ``placed`` ones where they are, block -> (pool, scaled offset),
+    then fixed ones) in ``order``, each in its pool of ``choice`` when best-fit finds room there
+    within the capacity, else in its next preferred pool with room (``choice`` None: its most
+    preferred). Pool and scaled offset per block; raises :class:`cpplan.errors.CapacityError`
+    naming a block that fits nowhere."""
     placer = Placer(blocks)
+    for i, (pool, offset) in (placed or {}).items():
+        placer.put(i, pool, offset)
     placer.place_fixed(planner)
     for i in np.asarray(order, np.int64).tolist():
         if placer.pool_of[i] >= 0:

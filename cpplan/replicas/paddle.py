@@ -7,7 +7,7 @@ Reproduces PaddlePaddle/Paddle,
 
 from __future__ import annotations
 
-from ..deadline import PlanOptions
+from ..deadline import PlanOptions, tick
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
@@ -48,6 +48,7 @@ def plan(problem: Problem, options: PlanOptions, *, level: int = 0, alignment: i
         var_of: dict[int, int] = {}
         pool: list[int] = []  # FIFO of dead variables (object ids)
         for i, ended in replay(blocks, group):
+            tick()
             for j in ended:
                 v = var_of[j]
                 if v not in pool:

@@ -27,7 +27,8 @@ from ..deadline import PlanOptions, tick
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
-from ..sweep import OverlapIndex, canonical_nodes
+from ..segtree import SlotTree, first_below, last_above
+from ..sweep import OverlapIndex
 from ._greedy import INF, check_alignment, choose_best_fit, objects_plan, offset_plan
 
 _REPRO = "tensorflow/tensorflow, tensorflow/lite/delegates/gpu/common/memory_management/"
@@ -293,8 +294,9 @@ class _Gaps:
         self.rec_r = by_first.tolist()
         self.slot_l = np.argsort(by_last).tolist()
         self.slot_r = np.argsort(by_first).tolist()
-        self.ends = _Tree(n, -self.FAR, max)  # left slots: end of the gap (inactive: -FAR)
-        self.starts = _Tree(n, self.FAR, min)  # right slots: start of the gap (inactive: FAR)
+        # Left slots: the end of the gap (inactive: -FAR); right slots: its start (inactive: FAR).
+        self.ends = SlotTree(n, -self.FAR, max, INF)
+        self.starts = SlotTree(n, self.FAR, min, INF)
         self.obj_of = [-1] * n
         self._firsts: list[list[int]] = []  # per object: its records' firsts, ascending
         self._recs: list[list[int]] = []  # per object: its records, in the same order
@@ -379,13 +381,13 @@ class _Gaps:
         ob = np.concatenate([obj[np.asarray(self.rec_l)[act_l]], obj[np.asarray(self.rec_r)[lead]]])
         o1 = np.lexsort((-ob, lo))  # ties: higher object first, so the last hit is the lowest
         lo1, hi1, ob1 = lo[o1], hi[o1], ob[o1]
-        j = _last_above(hi1, np.searchsorted(lo1, qf, side="left"), ql)
+        j = last_above(hi1, np.searchsorted(lo1, qf, side="left"), ql)
         jl = np.maximum(j, 0)
         dl = np.where((j >= 0) & (lo1[jl] > -far), qf - lo1[jl], INF)
         objl = np.where(j >= 0, ob1[jl], -1)
         o2 = np.lexsort((ob, hi))  # ties: lower object first
         lo2, hi2, ob2 = lo[o2], hi[o2], ob[o2]
-        k = _first_below(lo2, np.searchsorted(hi2, ql, side="right"), qf)
+        k = first_below(lo2, np.searchsorted(hi2, ql, side="right"), qf)
         kr = np.maximum(k, 0)
         dr = np.where((k >= 0) & (hi2[kr] < far), hi2[kr] - ql, INF)
         objr = np.where(k >= 0, ob2[kr], -1)
@@ -393,163 +395,6 @@ class _Gaps:
         bo = np.where(dl < dr, objl, objr)
         bo = np.where(dl == dr, np.minimum(objl, objr), bo)
         return bd, np.where(bd < INF, bo, -1)
-
-
-class _Tree:
-    """A segment tree over ``n`` slots combining values with ``op`` (``max`` or ``min``), with
-    the searches :class:`_Gaps` needs. Each node also keeps, over its *active* slots (set at
-    least once), the opposite combination of values and the smallest key, so that a search
-    for the smallest key among slots beyond a threshold takes a whole node at once when all of
-    its slots are."""
-
-    def __init__(self, n: int, empty: int, op) -> None:
-        size = 1
-        while size < max(n, 1):
-            size *= 2
-        self.size = size
-        self.op = op
-        self.other = min if op is max else max
-        self.t = [empty] * (2 * size)
-        self.u = [-empty] * (2 * size)  # opposite combination over active slots
-        self.k = [INF] * (2 * size)  # smallest key over active slots
-        self.leaf = [empty] * n
-
-    def set(self, i: int, v: int, key: int) -> None:
-        self.leaf[i] = v
-        t, u, kk, op, other = self.t, self.u, self.k, self.op, self.other
-        n = i + self.size
-        t[n] = u[n] = v
-        kk[n] = key
-        n >>= 1
-        while n:
-            a, b = 2 * n, 2 * n + 1
-            t[n] = op(t[a], t[b])
-            u[n] = other(u[a], u[b])
-            kk[n] = kk[a] if kk[a] < kk[b] else kk[b]
-            n >>= 1
-
-    def _nodes(self, a: int, b: int) -> list[int]:
-        """The nodes that together cover slots ``[a, b)`` exactly, left to right."""
-        return canonical_nodes(self.size, a, b)
-
-    def last_above(self, p: int, x: int) -> int:
-        """The largest slot ``j < p`` whose value is above ``x`` (a max tree), or -1."""
-        t = self.t
-        for node in reversed(self._nodes(0, p)):
-            if t[node] > x:
-                return self._down(node, x, True)
-        return -1
-
-    def first_below(self, q: int, x: int) -> int:
-        """The smallest slot ``k >= q`` whose value is below ``x`` (a min tree), or -1."""
-        t = self.t
-        for node in self._nodes(q, self.size):
-            if t[node] < x:
-                return self._down(node, x, False)
-        return -1
-
-    def min_at(self, a: int, b: int, x: int) -> int:
-        """The smallest key of the slots in ``[a, b)`` whose value is beyond ``x`` (above it
-        in a max tree, below it in a min tree); ``INF`` if none."""
-        t, u, kk, size = self.t, self.u, self.k, self.size
-        above = self.op is max
-        nodes = self._nodes(a, b)
-        best = INF
-        while nodes:
-            node = nodes.pop()
-            if above:
-                if t[node] <= x:
-                    continue  # no slot beyond x
-                whole = u[node] > x
-            else:
-                if t[node] >= x:
-                    continue
-                whole = u[node] < x
-            if whole or node >= size:  # every active slot is beyond x
-                if kk[node] < best:
-                    best = kk[node]
-            else:
-                nodes.append(2 * node)
-                nodes.append(2 * node + 1)
-        return best
-
-    def _down(self, node: int, x: int, above: bool) -> int:
-        """The rightmost leaf above ``x`` (``above``) or leftmost below it, under ``node``."""
-        t, size = self.t, self.size
-        while node < size:
-            if above:
-                node = 2 * node + 1 if t[2 * node + 1] > x else 2 * node
-            else:
-                node = 2 * node if t[2 * node] < x else 2 * node + 1
-        return node - size
-
-
-def _sparse(values: np.ndarray, op) -> list[np.ndarray]:
-    """Sparse table: level ``k`` holds ``op`` over windows of ``2**k`` values."""
-    table = [values]
-    w = 1
-    while 2 * w <= len(values):
-        prev = table[-1]
-        table.append(op(prev[:-w], prev[w:]))
-        w *= 2
-    return table
-
-
-def _range(table: list[np.ndarray], a: np.ndarray, b: np.ndarray, op) -> np.ndarray:
-    """``op`` over ``values[a:b]`` (``b > a``) for every pair, from a sparse table."""
-    k = np.floor(np.log2(b - a)).astype(np.int64)
-    out = np.empty(len(a), table[0].dtype)
-    for lev in np.unique(k).tolist():
-        m = k == lev
-        t = table[lev]
-        out[m] = op(t[a[m]], t[b[m] - (1 << lev)])
-    return out
-
-
-def _last_above(values: np.ndarray, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """For each query, the largest ``j < p`` with ``values[j] > x``, or -1."""
-    table = _sparse(values, np.maximum)
-    j = np.full(len(p), -1, np.int64)
-    live = p > 0
-    if not live.any():
-        return j
-    live[live] = _range(table, np.zeros(int(live.sum()), np.int64), p[live], np.maximum) > x[live]
-    a = np.zeros(len(p), np.int64)
-    b = p.copy()
-    idx = np.nonzero(live)[0]
-    # Invariant: some value of [a, b) is above x, and none of [b, p).
-    while len(idx):
-        m = (a[idx] + b[idx]) // 2
-        hit = _range(table, m, b[idx], np.maximum) > x[idx]
-        a[idx[hit]] = m[hit]
-        b[idx[~hit]] = m[~hit]
-        idx = idx[b[idx] - a[idx] > 1]
-    j[live] = a[live]
-    return j
-
-
-def _first_below(values: np.ndarray, q: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """For each query, the smallest ``k >= q`` with ``values[k] < x``, or -1."""
-    n = len(values)
-    table = _sparse(values, np.minimum)
-    k = np.full(len(q), -1, np.int64)
-    live = q < n
-    if not live.any():
-        return k
-    live[live] = _range(table, q[live], np.full(int(live.sum()), n, np.int64),
-                        np.minimum) < x[live]
-    a = q.copy()
-    b = np.full(len(q), n, np.int64)
-    idx = np.nonzero(live)[0]
-    # Invariant: some value of [a, b) is below x, and none of [q, a).
-    while len(idx):
-        m = (a[idx] + b[idx] + 1) // 2
-        hit = _range(table, a[idx], m, np.minimum) < x[idx]
-        b[idx[hit]] = m[hit]
-        a[idx[~hit]] = m[~hit]
-        idx = idx[b[idx] - a[idx] > 1]
-    k[live] = a[live]
-    return k
 
 
 @register("tflite-gpu-objects-greedy-in-order", family="replica",

@@ -30,10 +30,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 from ..blocks import make_blocks
 from ..bounds import objective_lower_bound
-from ..deadline import Budget, PlanOptions, current
+from ..deadline import Budget, PlanOptions, current, finishing
 from ..errors import CpplanError
 from ..plan import Plan
 from ..planners import registry
@@ -79,8 +80,8 @@ def solve(
     """
     if goal not in GOALS:
         raise CpplanError(f"unknown goal {goal!r}; expected one of {', '.join(GOALS)}")
-    budget = _budget(problem, options, params, time_limit=time_limit, workers=workers,
-                     seed=seed, deterministic=deterministic)
+    budget = _budget(problem, options, time_limit=time_limit, workers=workers, seed=seed,
+                     deterministic=deterministic)
     started = time.perf_counter()
     blocks = make_blocks(problem)
     incumbent = Incumbent(blocks, Proof("max-load", "the most bytes live at one moment",
@@ -126,28 +127,20 @@ def plan(problem: Problem, options: PlanOptions, *, goal: str = "minimise",
                  progress=progress)
 
 
-def _budget(problem: Problem, options: PlanOptions | Budget | None, params: SolverParams,
+def _budget(problem: Problem, options: PlanOptions | Budget | None,
             **keywords: float | int | bool | None) -> Budget:
     """The search's budget: the options' time limit, less the time to build and check the final
-    plan (a child of ``options`` when that is a budget already)."""
+    plan (:func:`cpplan.deadline.finishing`); or, when ``options`` is the budget of a larger run
+    (which kept that time already), a child of it."""
     given = {k: v for k, v in keywords.items() if v is not None}
     if isinstance(options, Budget):
         if given:
             raise CpplanError(f"solve: give a Budget or {', '.join(given)}, not both")
-        parent: Budget = options
-        limit = options.remaining()
-    else:
-        base = options if options is not None else PlanOptions(TIME_LIMIT)
-        try:
-            opts = PlanOptions(**{"time_limit": base.time_limit, "seed": base.seed,
-                                  "deterministic": base.deterministic,
-                                  "workers": base.workers, **given})  # type: ignore[arg-type]
-        except TypeError as e:
-            raise CpplanError(f"solve: {e}") from None
-        parent = opts.budget()
-        limit = parent.remaining()
-    reserve = min(limit / 2, params.finish_per_buffer * len(problem.buffers))
-    return parent.within(limit - reserve)
+        return options.within(None)
+    base = options if options is not None else PlanOptions(TIME_LIMIT)
+    parent = replace(base, **given).budget()  # type: ignore[arg-type]
+    limit = parent.remaining()
+    return parent.within(limit - finishing(limit, len(problem.buffers)))
 
 
 @contextmanager

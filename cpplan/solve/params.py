@@ -24,8 +24,10 @@ class SolverParams:
     lns_above: int = 3000
 
     # -- the first plan and the heuristics --------------------------------------------------------
-    #: The share of the limit the first greedy plan may take before it finishes in tracks.
-    first_plan: float = 0.4
+    #: The share of the heuristics' time the first greedy plan may take before it finishes
+    #: in tracks: all of it (it ends in milliseconds on thousands of blocks; on tens of
+    #: thousands, the more of them it places, the closer to the bound its plan).
+    first_plan: float = 1.0
     #: The heuristics' quick share when probes follow: enough for the greedy planners and a
     #: little local search (the probes then start with a DFS dive, which on real networks
     #: reaches the max-load at once).
@@ -61,11 +63,11 @@ class SolverParams:
     #: The tier relaxation (each moment's load cut anywhere): its bound is often within a few
     #: percent of the optimum, and its choice of pools the best warm start the model gets.
     tier_bound: float = 0.3
+    #: Where packing the relaxation's choice lost traffic to fragmentation: the exact fit of
+    #: each bounded pool's chosen blocks (a perfect packing there needs the tiling search).
+    tier_fit: float = 0.5
 
     # -- finishing --------------------------------------------------------------------------------
-    #: What building and checking the final plan costs per buffer, kept out of the search so
-    #: that the time limit holds.
-    finish_per_buffer: float = 8e-6
     #: The time an irreducible conflict may take past an infeasible verdict's limit, at most.
     explain_extra: float = 0.5
 

@@ -18,7 +18,7 @@ from ..problem import Buffer, Problem
 from .context import Context
 from .incumbent import Proof
 
-__all__ = ["solve_pools", "pool_by_pool"]
+__all__ = ["solve_pools", "pool_by_pool", "pool_problem"]
 
 
 def solve_pools(ctx: Context) -> None:
@@ -77,9 +77,7 @@ def pool_by_pool(ctx: Context) -> None:
     placements = dict(plan.placements)
     members: dict[str, list[Buffer]] = {}
     for buf in problem.buffers:
-        at = placements[buf.id]
-        members.setdefault(at.pool, []).append(
-            replace(buf, pools=(at.pool,), hint=None if buf.offset is not None else at.offset))
+        members.setdefault(placements[buf.id].pool, []).append(buf)
     own = max_load(b)
     heights = plan.heights
 
@@ -94,10 +92,7 @@ def pool_by_pool(ctx: Context) -> None:
             break
         share = budget.within(budget.remaining() * weight[name]
                               / sum(weight[m] for m in todo[k:]))
-        keep = {buf.id for buf in members[name]}
-        sub = Problem(tuple(members[name]), (problem.pool(name),),
-                      tuple(a for a in problem.aliases if a.buffer in keep),
-                      name=f"{problem.name}:{name}")
+        sub = pool_problem(problem, members[name], name, placements)
         got = solve(sub, share, params=ctx.params, explain=False)
         if got.status in ("optimal", "feasible") and got.heights[name] < heights[name]:
             placements.update(got.placements)
@@ -106,3 +101,15 @@ def pool_by_pool(ctx: Context) -> None:
                 heights = {**heights, name: got.heights[name]}
                 inc.emit("pools", f"pool {name}: height {got.heights[name]}")
 
+
+
+def pool_problem(problem: Problem, buffers: list[Buffer], pool: str,
+                 hints: dict | None = None) -> Problem:
+    """The one-pool problem of ``buffers`` (whole alias blocks of ``problem``) in ``pool``, with
+    their aliases; their offsets in ``hints`` (placements by id), if given, as hints."""
+    keep = {buf.id for buf in buffers}
+    moved = tuple(replace(buf, pools=(pool,), hint=None if hints is None or buf.offset is not None
+                          else hints[buf.id].offset) for buf in buffers)
+    return Problem(moved, (problem.pool(pool),),
+                   tuple(a for a in problem.aliases if a.buffer in keep),
+                   name=f"{problem.name}:{pool}")

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..bounds import capacity_conflict
 from ..deadline import Budget, OutOfTime
-from ..errors import CapacityError, PlanError
+from ..errors import CapacityError, CpplanError, PlanError
 from ..exact.outcome import Outcome
 from ..exact.tiling import is_tight
 from ..planners import registry
@@ -81,9 +81,10 @@ def first_plan(ctx: Context, budget: Budget) -> None:
     no-reuse stacking."""
     inc = ctx.incumbent
     try:
-        with budget.active():
-            plan = registry.get("best-fit")(ctx.problem, replace(budget.options, time_limit=None),
-                                            order="size")
+        with budget.active():  # (its limit, less the time to finish and check its plan)
+            plan = registry.get("best-fit")(
+                ctx.problem, replace(budget.options, time_limit=budget.remaining()),
+                order="size")
     except (CapacityError, OutOfTime):
         return  # (the heuristics try other orders and planners)
     if inc.offer(*ctx.blocks.arrays(plan.placements), "best-fit"):
@@ -119,7 +120,7 @@ def heuristics(ctx: Context, budget: Budget, planners: list[str] | None) -> None
                                           **own.get(name, {}))
         except OutOfTime:
             break
-        except CapacityError as e:
+        except CpplanError as e:  # (a capacity it cannot meet; a replica refusing a problem)
             failures.append(f"{name}: {e}")
             continue
         if plan.placements and inc.offer(*ctx.blocks.arrays(plan.placements), plan.planner):

@@ -114,3 +114,15 @@ def test_any_packing_of_the_merged_blocks_is_a_packing_of_the_blocks(problem):
             for t in range(int(d.start[r]), int(d.end[r])):
                 alive = parts[(blocks.start[parts] <= t) & (t < blocks.end[parts])]
                 assert int(blocks.size[alive].sum()) == int(d.size[r])
+
+
+def test_merging_stops_at_its_deadline_with_what_it_merged_so_far():
+    # A deadline already past: nothing merged, every block its own (still a dissection); no
+    # deadline: the whole strip. (What happens between depends on the clock.)
+    problem = perfect_packing(500, seed=1)
+    blocks = make_blocks(problem)
+    align = np.ones(len(blocks), np.int64)
+    (cut,) = dissections(blocks.size, blocks.start, blocks.end, align, deadline=0.0)
+    assert len(cut) == len(blocks) and not sum(cut.merges.values())
+    (whole,) = dissections(blocks.size, blocks.start, blocks.end, align)
+    assert len(whole) == 1

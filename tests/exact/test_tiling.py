@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
 from cpplan.deadline import PlanOptions
 from cpplan.exact.outcome import Outcome
-from cpplan.exact.tiling import _Helper, _Tiling, is_tight, tight_share, tile
+from cpplan.exact.tiling import is_tight, tight_share, tile
+from cpplan.exact.tiling_search import TilingSearch
+from cpplan.exact.twin import Twin
 from cpplan.perfect import perfect_packing
 from cpplan.solve import solve
 from tests.bruteforce import brute_force
@@ -139,9 +141,9 @@ def test_a_twin_search_in_its_own_process_rebuilds_a_perfect_packing():
     width = problem.meta["optimum"] // blocks.scale
     moments, local = np.unique(np.concatenate([blocks.start, blocks.end]), return_inverse=True)
     n = len(blocks)
-    search = _Tiling(blocks.size.astype(np.int64), np.ones(n, np.int64), local[:n], local[n:],
+    search = TilingSearch(blocks.size.astype(np.int64), np.ones(n, np.int64), local[:n], local[n:],
                      len(moments) - 1, width)
-    helper = _Helper(search, (0, 1), time.perf_counter() + 60)
+    helper = Twin(search, (0, 1), time.perf_counter() + 60)
     waited = time.perf_counter() + 60
     while not helper.answered() and time.perf_counter() < waited:
         time.sleep(0.05)

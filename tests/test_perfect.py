@@ -1,0 +1,101 @@
+"""Perfect packings: every generator's construction is a valid plan at the max-load, which is
+the strip's width; the new families are not made by straight cuts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cpplan import Plan, check, make_blocks, max_load
+from cpplan.perfect import FAMILIES, HELD_OUT, perfect_packing
+
+NEW = ("mosaic", "realloc", "regroup")
+
+
+def _construction(problem) -> Plan:
+    offsets = problem.meta["offsets"]
+    pool = problem.pools[0].name
+    return Plan.build(problem, {b.id: (pool, o) for b, o in zip(problem.buffers, offsets,
+                                                                   strict=True)})
+
+
+def _load(problem) -> np.ndarray:
+    """Bytes live per time step, from 0 to the last end."""
+    horizon = max(b.end for b in problem.buffers)
+    load = np.zeros(horizon + 1, np.int64)
+    for b in problem.buffers:
+        load[b.start] += b.size
+        load[b.end] -= b.size
+    return np.cumsum(load)[:-1]
+
+
+def _straight_cuts(problem) -> tuple[list[int], list[int]]:
+    """Moments strictly inside the strip that no buffer's lifetime crosses, and byte
+    positions strictly inside it that no buffer of the construction crosses."""
+    offsets = np.asarray(problem.meta["offsets"], np.int64)
+    start = np.array([b.start for b in problem.buffers], np.int64)
+    end = np.array([b.end for b in problem.buffers], np.int64)
+    size = np.array([b.size for b in problem.buffers], np.int64)
+
+    def uncrossed(lo: np.ndarray, hi: np.ndarray) -> list[int]:
+        # Points strictly inside (lo.min(), hi.max()) where no [lo, hi) has lo < p < hi.
+        points = np.unique(np.concatenate([lo, hi]))
+        points = points[(points > lo.min()) & (points < hi.max())]
+        inside = np.zeros(len(points) + 1, np.int64)
+        np.add.at(inside, np.searchsorted(points, lo, side="right"), 1)
+        np.add.at(inside, np.searchsorted(points, hi, side="left"), -1)
+        return points[np.cumsum(inside)[:-1] == 0].tolist()
+
+    return uncrossed(start, end), uncrossed(offsets, offsets + size)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize(("n", "seed", "aligned"), [(1, 0, False), (7, 1, False),
+                                                    (250, 2, False), (250, 3, True),
+                                                    (2000, 4, False), (2000, 5, True)])
+def test_the_construction_is_a_plan_at_the_max_load_which_is_the_width(family, n, seed,
+                                                                        aligned):
+    problem = FAMILIES[family](n, seed=seed, aligned=aligned)
+    width = problem.meta["optimum"]
+    plan = _construction(problem)
+    assert check(problem, plan) == []
+    assert plan.height == width
+    (bound,) = max_load(make_blocks(problem)).values()
+    assert bound.bytes == width
+    # Every moment of the strip is covered (the slack is zero everywhere).
+    assert (_load(problem) == width).all()
+    assert abs(len(problem.buffers) - n) <= max(2, 0.05 * n)
+    assert problem.meta["seed"] == seed
+    assert problem.meta["generator"].startswith("cpplan.perfect")
+    if aligned:
+        assert all(o % b.alignment == 0 for b, o in zip(problem.buffers,
+                                                        problem.meta["offsets"], strict=True))
+        assert len({b.alignment for b in problem.buffers}) > 1
+
+
+@pytest.mark.parametrize("family", NEW)
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("n", [60, 250, 2000])
+def test_the_new_families_have_no_straight_cut_through_the_strip(family, seed, n):
+    # Perfect packings made by straight cuts have one through the whole strip (their first);
+    # these constructions have none, in time or in bytes.
+    problem = FAMILIES[family](n, seed=seed)
+    assert _straight_cuts(problem) == ([], [])
+
+
+def test_perfect_packings_have_their_first_cut():
+    # (What the test above would find if a construction were made by straight cuts.)
+    problem = perfect_packing(250, seed=0, pinwheels=0.0)
+    in_time, in_bytes = _straight_cuts(problem)
+    assert in_time or in_bytes
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_same_seed_gives_the_same_problem_and_another_seed_another(family):
+    make = FAMILIES[family]
+    assert make(250, seed=3).buffers == make(250, seed=3).buffers
+    assert make(250, seed=3).buffers != make(250, seed=4).buffers
+
+
+def test_the_held_out_family_is_one_of_the_new_ones():
+    assert HELD_OUT in NEW
