@@ -39,7 +39,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import CapacityError, CpplanError, ProblemError
@@ -129,13 +129,15 @@ class MemoryUse:
 class Outcome:
     """One planner's plan of a graph: ``use`` per memory (in the map's order), or ``error``:
     why it has none. ``source``: ``executorch`` (the real planner, from the wheel), ``replica``
-    (cpplan's copy of it, where the real one could not run; ``note`` says why) or ``cpplan``."""
+    (cpplan's copy of it, where the real one could not run; ``note`` says why) or ``cpplan``.
+    ``seconds``: how long it planned (cpplan's: the solve's)."""
 
     planner: str
     source: str
     use: tuple[MemoryUse, ...] = ()
     error: str = ""
     note: str = ""
+    seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -304,7 +306,8 @@ class TierAlgorithm:
         heights = {p: h + (extra_padding if h else 0) for p, h in plan.heights.items()}
         report = TierReport(
             graph, self.memories, self.mem_ids, tensors,
-            Outcome("cpplan", "cpplan", _uses(plan, self.memories, heights)), plan.status,
+            Outcome("cpplan", "cpplan", _uses(plan, self.memories, heights), seconds=seconds),
+            plan.status,
             plan.objective, plan.lower_bound, seconds, others, plan.summary(), plan.fast_share)
         entries = [(spec, mem_id_of[plan.placements[b.id].pool], plan.placements[b.id].offset,
                     b.size) for b, spec in zip(problem.buffers, owners, strict=True)
@@ -356,19 +359,19 @@ def executorch_outcomes(problem: Problem, owners: list[Any], specs: list[Any], g
               for name, algo in ((CADENCE_POSITION, 0), (CADENCE_HEURISTIC, 1)))]
     out = []
     for name, run in runs:
+        started = time.perf_counter()
         try:
             got = run()
         except _Fails as e:
-            out.append(Outcome(name, "executorch", error=str(e)))
-            continue
+            got = Outcome(name, "executorch", error=str(e))
         except Exception as e:  # the real planner cannot run here: its replica does
-            out.append(_replica(problem, name, alignment, extra_padding, memories,
-                                note=_first_line(e)))
-            continue
+            got = _replica(problem, name, alignment, extra_padding, memories,
+                           note=_first_line(e))
         finally:
             restore()
-        placements, bufsizes = got
-        out.append(_read_back(problem, owners, name, placements, bufsizes, memories, mem_ids))
+        if not isinstance(got, Outcome):
+            got = _read_back(problem, owners, name, *got, memories, mem_ids)
+        out.append(replace(got, seconds=time.perf_counter() - started))
     return out
 
 
@@ -501,7 +504,7 @@ def _replica(problem: Problem, name: str, alignment: int, extra_padding: int,
         plan = get(REPLICAS[name])(problem, alignment=alignment)
     except CapacityError as e:
         return Outcome(name, "replica", error=_first_line(e), note=note)
-    pad = extra_padding if name == BANKED else 0
+    pad = extra_padding if name == BANKED else 0  # (BankedGreedy pads the banks it uses)
     arena = {p: h + (pad if h else 0) for p, h in plan.heights.items()}
     return Outcome(name, "replica", _uses(plan, memories, arena), note=note)
 
