@@ -590,3 +590,30 @@ def test_cli_executorch_and_extract_in_memories(tmp_path):
         assert got.exit_code == 2 and field in got.output, got.output
         assert len(got.output.strip().splitlines()) == 1
         assert not (tmp_path / "x.pte").exists()
+
+
+def test_cond_sub_graphs_in_memories():
+    """Each branch of a torch.cond is planned in the memories, and its arenas are reserved at
+    the bottom of each memory while the cond runs. The Cadence planners know nothing of that
+    space: their plans of the main graph overlap it, and the checker says so."""
+    from cpplan.memories import Memory
+    from cpplan.runtimes.executorch_tiers import arena_sizes
+
+    torch.manual_seed(0)
+    model, x = Branchy().eval(), torch.randn(8, 64)
+    edge = et.edge_program(export(model, (x, torch.ones(1))))
+    _, _, default_pte = et.greedy_problems(edge)
+    memories = [Memory("sram", 2048, 1), Memory("dram", None, 4)]
+    mpp = et.memory_planning_pass(time_limit=2, memories=memories)
+    program = et.lower(edge, mpp)
+    assert len(mpp.tiers) == 3  # both branches, then the program's graph
+    main = mpp.tiers[-1]
+    reserved = [b for b in mpp.cpplan.problems[-1].buffers if b.id.startswith(et.RESERVED)]
+    assert {b.pools for b in reserved} == {("sram",), ("dram",)}
+    assert all(b.offset == 0 for b in reserved)
+    assert "share bytes" in main.outcome("cadence position").error
+    assert main.outcome("banked_greedy").ok
+    assert main.cpplan.traffic_cost <= main.outcome("banked_greedy").traffic_cost
+    assert arena_sizes(program)[1] <= 2048
+    for p in (torch.ones(1), -torch.ones(1)):
+        assert torch.equal(run(bytes(program.buffer), (x, p))[0], run(default_pte, (x, p))[0])
