@@ -624,9 +624,12 @@ def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet:
               help="A memory of the device, fastest first (repeatable): the arenas mem_id "
                    "1..N; cpplan chooses each tensor's memory to minimise what its traffic "
                    "costs (e.g. --memory sram:256KiB:1 --memory dram::4).")
+@click.option("--constant-prop", is_flag=True,
+              help="Run ExecuTorch's constant_prop_pass first (weights computed from weights, "
+                   "such as a transposed linear weight, become constants, not arena tensors).")
 @user_errors
 def executorch(model: str, output: str, time_limit: float, alignment: int,
-               memories: tuple[str, ...]) -> None:
+               memories: tuple[str, ...], constant_prop: bool) -> None:
     """Plan a PyTorch ExportedProgram (torch.export.save) with cpplan and write the ExecuTorch
     program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch]).
 
@@ -639,7 +642,8 @@ def executorch(model: str, output: str, time_limit: float, alignment: int,
 
     ensure_writable(output)  # before the work, not after it
     if not memories:
-        for line in run_cli(model, output, time_limit=time_limit, alignment=alignment):
+        for line in run_cli(model, output, time_limit=time_limit, alignment=alignment,
+                            constant_prop=constant_prop):
             click.echo(line)
         return
     from .memories import parse_memory
@@ -649,7 +653,7 @@ def executorch(model: str, output: str, time_limit: float, alignment: int,
     memory_map(parsed, field="--memory")  # (named twice: refused before the work)
     try:
         lines = run_cli(model, output, time_limit=time_limit, alignment=alignment,
-                        memories=parsed)
+                        memories=parsed, constant_prop=constant_prop)
     except NoPlanError as e:
         for line in e.report.lines(verdict=False):
             click.echo(line)

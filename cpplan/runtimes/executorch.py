@@ -566,15 +566,16 @@ def lower(program: Any, mpp: Any, *, constant_prop: bool = False) -> Any:
 
 
 def lower_pt2(path: str | Path, time_limit: float = 10.0,
-              alignment: int = DEFAULT_ALIGNMENT, **solve_options: Any) -> tuple[bytes, list]:
+              alignment: int = DEFAULT_ALIGNMENT, *, constant_prop: bool = False,
+              **solve_options: Any) -> tuple[bytes, list]:
     """The ExecuTorch program (``.pte`` bytes) of the ExportedProgram at ``path``, planned by
-    cpplan, and the :class:`ArenaReport` of every arena. An error of cpplan's raised inside
-    ExecuTorch's passes comes out as itself; any other failure to lower as a
-    :class:`CpplanError` naming the file."""
+    cpplan, and the :class:`ArenaReport` of every arena (``constant_prop``: after ExecuTorch's
+    ``constant_prop_pass``). An error of cpplan's raised inside ExecuTorch's passes comes out
+    as itself; any other failure to lower as a :class:`CpplanError` naming the file."""
     exported = load_exported(path)
     mpp = memory_planning_pass(time_limit, alignment, **solve_options)
     try:
-        program = lower(exported, mpp)
+        program = lower(exported, mpp, constant_prop=constant_prop)
     except Exception as e:
         raise _cpplan_error(e, f"{path}: ExecuTorch could not lower it") from None
     return bytes(program.buffer), list(mpp.arenas)
@@ -593,7 +594,7 @@ def _cpplan_error(error: BaseException, context: str) -> CpplanError:
 
 
 def run_cli(model: str, output: str, *, time_limit: float, alignment: int,
-            memories: Sequence[Any] = ()) -> list[str]:
+            memories: Sequence[Any] = (), constant_prop: bool = False) -> list[str]:
     """``cpplan executorch``: plan ``model`` (.pt2), write the program to ``output`` (.pte),
     return the lines to print. With ``memories`` (:class:`cpplan.memories.Memory`, fastest
     first), every tensor's memory is chosen too (:mod:`.executorch_tiers`)."""
@@ -603,8 +604,8 @@ def run_cli(model: str, output: str, *, time_limit: float, alignment: int,
         from .executorch_tiers import run_cli as run_in_memories
 
         return run_in_memories(model, output, memories, time_limit=time_limit,
-                               alignment=alignment)
-    data, arenas = lower_pt2(model, time_limit, alignment)
+                               alignment=alignment, constant_prop=constant_prop)
+    data, arenas = lower_pt2(model, time_limit, alignment, constant_prop=constant_prop)
     write_bytes_atomic(output, data)
     return [f"wrote {output} ({len(data)} bytes)", *report_lines(arenas)]
 

@@ -530,12 +530,14 @@ def check_arenas(sizes: Sequence[int], memories: Sequence[Memory], mem_ids: Sequ
 
 def lower_pt2_in_memories(path: Any, memories: Any, time_limit: float = 10.0,
                           alignment: int = 16, *, compare: bool = True,
-                          traffic_costs: Sequence[int] | None = None, **solve_options: Any
+                          traffic_costs: Sequence[int] | None = None,
+                          constant_prop: bool = False, **solve_options: Any
                           ) -> tuple[bytes, list[TierReport], list[int]]:
     """The ExecuTorch program (``.pte`` bytes) of the ExportedProgram at ``path`` planned by
     cpplan in ``memories`` (see :func:`memory_map`), the :class:`TierReport` of every graph
     and the arena bytes per ``mem_id`` read back from the program, each checked against its
-    memory's capacity. :class:`NoPlanError` when no plan fits."""
+    memory's capacity (``constant_prop``: after ExecuTorch's ``constant_prop_pass``).
+    :class:`NoPlanError` when no plan fits."""
     from .executorch import _cpplan_error, load_exported, lower, memory_planning_pass
 
     mems, mem_ids = memory_map(memories, traffic_costs)
@@ -544,7 +546,7 @@ def lower_pt2_in_memories(path: Any, memories: Any, time_limit: float = 10.0,
                                traffic_costs=traffic_costs, compare_greedy=compare,
                                **solve_options)
     try:
-        program = lower(exported, mpp)
+        program = lower(exported, mpp, constant_prop=constant_prop)
     except Exception as e:
         raise _cpplan_error(e, f"{path}: ExecuTorch could not lower it") from None
     sizes = arena_sizes(program)
@@ -553,13 +555,14 @@ def lower_pt2_in_memories(path: Any, memories: Any, time_limit: float = 10.0,
 
 
 def run_cli(model: str, output: str, memories: Sequence[Memory], *, time_limit: float,
-            alignment: int) -> list[str]:
+            alignment: int, constant_prop: bool = False) -> list[str]:
     """``cpplan executorch MODEL -o OUT --memory ...``: plan ``model`` in ``memories``, write
     the program to ``output``, return the lines to print (:meth:`TierReport.lines` per graph and
     the arenas the program allocates)."""
     from ..io.atomic import write_bytes_atomic
 
-    data, reports, sizes = lower_pt2_in_memories(model, memories, time_limit, alignment)
+    data, reports, sizes = lower_pt2_in_memories(model, memories, time_limit, alignment,
+                                                 constant_prop=constant_prop)
     write_bytes_atomic(output, data)
     lines = [f"wrote {output} ({len(data)} bytes); arenas in the program: " + ", ".join(
         f"{m.name} (mem_id {k + 1}) {sizes[k + 1] if k + 1 < len(sizes) else 0} bytes"

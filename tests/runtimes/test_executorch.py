@@ -552,8 +552,9 @@ def test_cli_executorch_and_extract_in_memories(tmp_path):
     runner = CliRunner()
     args = ["--memory", "sram:24KiB:1", "--memory", "dram::4"]
     got = runner.invoke(main, ["executorch", str(pt2), "-o", str(tmp_path / "m.pte"),
-                               "--time-limit", "5", *args])
+                               "--time-limit", "5", "--constant-prop", *args])
     assert got.exit_code == 0, got.output
+    assert "mem_id 2)" in got.output.splitlines()[0]  # the arenas read back from the program
     for word in ("banked_greedy", "cadence position", "cadence heuristic", "cpplan",
                  "lower bound", "sram moved", "traffic cost", "mem_id 2"):
         assert word in got.output
