@@ -34,8 +34,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
-MODELS = ("resnet18", "mobilenet_v2", "shufflenet_v2_x1_0", "mobilenet_v3_small",
-          "efficientnet_b0", "bert", "llama")
+MODELS = ("resnet18", "mobilenet_v2", "googlenet", "shufflenet_v2_x1_0", "mobilenet_v3_small",
+          "efficientnet_b0", "densenet121", "bert", "llama")
 SHARES = (8, 4, 2)  # SRAM = optimum / share
 
 
