@@ -49,7 +49,9 @@ from ..problem import Pool, Problem
 from .executorch import RESERVED, problem_in_memories, storage_objects
 
 __all__ = ["MemoryUse", "Outcome", "TierReport", "TierAlgorithm", "NoPlanError",
-           "memory_map", "BANKED", "CADENCE_POSITION", "CADENCE_HEURISTIC", "UNBOUNDED"]
+           "memory_map", "memory_pools", "executorch_outcomes", "arena_sizes", "check_arenas",
+           "lower_pt2_in_memories", "BANKED", "CADENCE_POSITION", "CADENCE_HEURISTIC",
+           "UNBOUNDED"]
 
 #: The size ExecuTorch's planners get for an unbounded memory (they need a number).
 UNBOUNDED = 1 << 40
@@ -273,8 +275,6 @@ class TierAlgorithm:
 
     def __call__(self, alignment: int, specs: Iterable[Any], graph_module: Any,
                  graph_signature: Any, extra_padding: int = 0) -> Any:
-        from executorch.exir.memory_planning import MemoryAlgoResult, SpecAllocResult
-
         specs = list(specs)
         graph = len(self.problems)
         pools = memory_pools(self.memories, alignment, extra_padding)
@@ -292,23 +292,34 @@ class TierAlgorithm:
         plan = self.solve(problem)
         seconds = time.perf_counter() - started
         if not plan.placements:
+            why = "infeasible" if plan.status == "infeasible" else "no plan in the time limit"
             report = TierReport(graph, self.memories, self.mem_ids, tensors,
-                                Outcome("cpplan", "cpplan", error=plan.status
-                                        if plan.status == "infeasible"
-                                        else "no plan in the time limit"), plan.status,
-                                None, plan.lower_bound, seconds, others, plan.summary())
+                                Outcome("cpplan", "cpplan", error=why), plan.status, None,
+                                plan.lower_bound, seconds, others, plan.summary())
             what = ("no plan fits within the memories' capacities"
                     if plan.status == "infeasible" else "cpplan found no plan in the time limit")
             raise NoPlanError(f"{what} (graph {graph}): {plan.summary()}", report)
         plan = ensure_valid(problem, plan)
+        # An arena is the height, plus the padding ExecuTorch adds to every arena in use.
+        arenas = {p: h + (extra_padding if h else 0) for p, h in plan.heights.items()}
+        self.problems.append(problem)
+        self.plans.append(plan)
+        self.reports.append(TierReport(
+            graph, self.memories, self.mem_ids, tensors,
+            Outcome("cpplan", "cpplan", _uses(plan, self.memories, arenas), seconds=seconds),
+            plan.status, plan.objective, plan.lower_bound, seconds, others, plan.summary(),
+            plan.fast_share))
+        return self._result(problem, owners, plan, arenas)
+
+    def _result(self, problem: Problem, owners: list[Any], plan: Plan,
+                arenas: dict[str, int]) -> Any:
+        """ExecuTorch's ``MemoryAlgoResult`` of the checked ``plan``: each spec's ``mem_id``,
+        offset and a ``mem_obj_id`` shared by specs whose bytes intersect; the arena bytes per
+        ``mem_id``."""
+        from executorch.exir.memory_planning import MemoryAlgoResult, SpecAllocResult
+
         mem_id_of = {p.name: int(p.name[3:]) for p in problem.pools[len(self.memories):]}
         mem_id_of.update({m.name: i for m, i in zip(self.memories, self.mem_ids, strict=True)})
-        heights = {p: h + (extra_padding if h else 0) for p, h in plan.heights.items()}
-        report = TierReport(
-            graph, self.memories, self.mem_ids, tensors,
-            Outcome("cpplan", "cpplan", _uses(plan, self.memories, heights), seconds=seconds),
-            plan.status,
-            plan.objective, plan.lower_bound, seconds, others, plan.summary(), plan.fast_share)
         entries = [(spec, mem_id_of[plan.placements[b.id].pool], plan.placements[b.id].offset,
                     b.size) for b, spec in zip(problem.buffers, owners, strict=True)
                    if spec is not None]
@@ -317,12 +328,9 @@ class TierAlgorithm:
         for spec, mem_id, off, _size in entries:
             result.spec_dict[spec] = SpecAllocResult(mem_id, objects[id(spec)], off)
         sizes = [0] * (max(mem_id_of.values()) + 1)
-        for pool, h in heights.items():
-            sizes[mem_id_of[pool]] = h
+        for pool, size in arenas.items():
+            sizes[mem_id_of[pool]] = size
         result.bufsizes = sizes
-        self.problems.append(problem)
-        self.plans.append(plan)
-        self.reports.append(report)
         return result
 
 
