@@ -185,18 +185,42 @@ def info(problem_file: str, as_json: bool) -> None:
     click.echo(f"lower bound: {data['lower_bound']}")
 
 
+def _memory_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--memory NAME[:CAPACITY[:TRAFFIC_COST]]`` (repeatable), for every command that reads a
+    problem: its buffers may then go to any of the memories (cpplan.memories)."""
+    return click.option(
+        "--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
+        help="A memory of the device, fastest first (repeatable): the problem's buffers may go "
+             "to any of them, and what they move costs TRAFFIC_COST a byte (e.g. --memory "
+             "sram:256KiB:1 --memory dram::4).")(fn)
+
+
+def _problem(path: str, memories: tuple[str, ...] = ()) -> Any:
+    """The problem in ``path``, with ``memories`` (``--memory``) as its pools when given."""
+    from .io import read_problem
+
+    problem = read_problem(path)
+    if memories:
+        from .memories import parse_memory, with_memories
+
+        problem = with_memories(problem, [parse_memory(m) for m in memories])
+    return problem
+
+
 @main.command()
 @click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
 @click.argument("plan_file", metavar="PLAN", type=click.Path(dir_okay=False))
 @click.option("--limit", default=20, show_default=True, callback=_at_least(1),
               help="Violations to list at most.")
+@_memory_option
 @user_errors
-def check(problem_file: str, plan_file: str, limit: int) -> None:
-    """Check a plan against its problem: exit 0 if valid, 1 listing the violations."""
-    from .io import read_plan, read_problem
+def check(problem_file: str, plan_file: str, limit: int, memories: tuple[str, ...]) -> None:
+    """Check a plan against its problem: exit 0 if valid, 1 listing the violations (with
+    --memory as the plan was made: cpplan solve PROBLEM --memory ...)."""
+    from .io import read_plan
     from .plan import check as check_plan
 
-    problem = read_problem(problem_file)
+    problem = _problem(problem_file, memories)
     plan = read_plan(plan_file, problem)
     bad = check_plan(problem, plan, max_overlaps=limit * 10)
     if not bad:
@@ -266,10 +290,7 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
               help="Set a pool's capacity (repeatable).")
 @click.option("--fit", is_flag=True,
               help="Stop at the first plan within the capacities (MiniMalloc's question).")
-@click.option("--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
-              help="A memory of the device, fastest first (repeatable): the problem's buffers "
-                   "may go to any of them, and what they move costs TRAFFIC_COST a byte "
-                   "(e.g. --memory sram:256KiB:1 --memory dram::4).")
+@_memory_option
 @click.option("--workers", type=int, default=2, show_default=True, callback=_at_least(1),
               help="CP-SAT threads.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -289,16 +310,12 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
     buffers may go to any of the memories given, and the objective is what their traffic costs.
     """
     from .deadline import PlanOptions
-    from .io import check_output, read_problem, write_plan
+    from .io import check_output, write_plan
     from .planners import registry
 
     if output is not None:
         check_output(output)  # before the solve, not after the whole time limit
-    problem = read_problem(problem_file)
-    if memories:
-        from .memories import parse_memory, with_memories
-
-        problem = with_memories(problem, [parse_memory(m) for m in memories])
+    problem = _problem(problem_file, memories)
     if capacities:
         problem = problem.with_capacity(_capacities(capacities, problem))
     chosen = registry.info(planner or "cpplan")
@@ -417,18 +434,21 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
               help="Without PLAN: plan with this planner [default: the exact reference].")
 @click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
               help="Without PLAN and --planner: seconds for the exact reference (cached).")
-@click.option("--color", "color_by", type=click.Choice(["size", "lifetime", "start", "none"]),
-              default="size", show_default=True, help="What the colour of a buffer shows.")
+@click.option("--color", "color_by",
+              type=click.Choice(["size", "lifetime", "start", "traffic", "none"]),
+              default="size", show_default=True,
+              help="What the colour of a buffer shows (traffic: bytes moved per byte).")
 @click.option("--size", "size", default="1600x900", show_default=True,
               help="Picture size in pixels, WIDTHxHEIGHT.")
+@_memory_option
 @user_errors
 def plot(problem_file: str, plan_file: str | None, output: str, planner: str | None,
-         time_limit: float, color_by: str, size: str) -> None:
+         time_limit: float, color_by: str, size: str, memories: tuple[str, ...]) -> None:
     """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool.
 
     Without PLAN, one is made now (--planner, else the exact reference, from the grader's cache
     when it holds one)."""
-    from .io import read_plan, read_problem
+    from .io import read_plan
     from .plan import check
     from .plot import save_plot
 
@@ -436,7 +456,7 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
         width, height = (int(v) for v in size.lower().split("x"))
     except ValueError:
         raise CpplanError(f"--size must be WIDTHxHEIGHT in pixels, got {size!r}") from None
-    problem = read_problem(problem_file)
+    problem = _problem(problem_file, memories)
     if plan_file is not None:
         if planner is not None:
             raise CpplanError("give a PLAN file or --planner, not both")
@@ -459,6 +479,23 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
                    f"{bad[0]}); drawn anyway", err=True)
     save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
     click.echo(f"wrote {output}: {plan.summary()}", err=True)
+
+
+def _traffic_flags(traffic: dict[str, int]) -> list[str]:
+    """``--traffic`` options as they were given, for the command in a problem's provenance."""
+    return [a for k, v in traffic.items() for a in ("--traffic", f"{k}={v}")]
+
+
+def _traffic_values(values: tuple[str, ...]) -> dict[str, int]:
+    """``--traffic BUFFER=BYTES`` options as a dict (the last value of a buffer named twice)."""
+    out: dict[str, int] = {}
+    for v in values:
+        name, eq, num = v.rpartition("=")
+        if not eq or not name or not num.strip().isdigit():
+            raise CpplanError(f"--traffic expects BUFFER=BYTES with a whole number of bytes, "
+                              f"got {v!r}")
+        out[name] = int(num)
+    return out
 
 
 def _dim_values(dims: tuple[str, ...]) -> dict[str, int]:
@@ -496,21 +533,32 @@ def _dim_values(dims: tuple[str, ...]) -> dict[str, int]:
 @click.option("--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
               help="MODEL.pt2: a memory of the device, fastest first (repeatable); the problem "
                    "is then choosing each tensor's memory (ExecuTorch mem_id 1..N).")
+@click.option("--traffic", "traffic", multiple=True, metavar="BUFFER=BYTES",
+              help="Bytes BUFFER moves per run (repeatable), in place of size x (1 + readers) "
+                   "(ONNX and .tflite models).")
 @user_errors
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
             concat_in_place: bool, no_views: bool, alignment: int | None,
             dims: tuple[str, ...], input_shapes: tuple[str, ...], training: bool,
-            memories: tuple[str, ...]) -> None:
+            memories: tuple[str, ...], traffic: tuple[str, ...]) -> None:
     """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]), a TFLite
     model as TFLite Micro plans it (needs cpplan[tflite]), a PyTorch ExportedProgram as
     ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply) or one
     training step of a torchvision network (torchvision:ARCH --training, needs
-    cpplan[exports])."""
+    cpplan[exports]).
+
+    Every buffer gets its traffic, the bytes it moves per run: size x (1 write + 1 read per
+    operator that reads it), graph inputs written by the caller, graph outputs read by it once
+    more (see cpplan.graph.traffic); --traffic states a buffer's own figure."""
     import shlex
 
     if memories and not model.lower().endswith(".pt2"):
         raise CpplanError("--memory applies to ExecuTorch programs (.pt2); for a problem file "
                           "give it to cpplan solve")
+    stated = _traffic_values(traffic)
+    if stated and (training or model.startswith("torchvision:")
+                   or model.lower().endswith(".pt2")):
+        raise CpplanError("--traffic applies to ONNX and .tflite models")
     if training or model.startswith("torchvision:"):
         if not (training and model.startswith("torchvision:")):
             raise CpplanError("--training traces a torchvision network: give "
@@ -545,7 +593,8 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
 
         check_output(output)
         problem = extract_model(model, command=shlex.join(["cpplan", "extract", model, "-o",
-                                                           output]))
+                                                           output, *_traffic_flags(stated)]),
+                                traffic=stated)
         write_problem(problem, output)
         click.echo(f"wrote {output}: " + "\n".join(describe(problem)))
         return
@@ -570,10 +619,12 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
     flags += [a for k, v in values.items() for a in ("--dim", f"{k}={v}")]
     flags += [a for k, v in shapes.items()
               for a in ("--input-shape", f"{k}={','.join(map(str, v))}")]
+    flags += _traffic_flags(stated)
     command = shlex.join(["cpplan", "extract", model, "-o", output, *flags])
     problem = extract_onnx(model, dims=values, input_shapes=shapes, inputs_in_arena=inputs_in_arena,
                            in_place=in_place, concat_in_place=concat_in_place,
-                           views=not no_views, alignment=alignment, command=command)
+                           views=not no_views, alignment=alignment, command=command,
+                           traffic=stated)
     if output.lower().endswith(".csv") and (problem.aliases or len(problem.pools) > 1):
         raise CpplanError(f"{output}: MiniMalloc CSV holds one pool and no aliases; this "
                           f"problem has {len(problem.aliases)} aliases (reshapes and other "

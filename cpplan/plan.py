@@ -160,7 +160,8 @@ class Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def summary(self) -> str:
-        """One line: status, height, lower bound, gap, seconds."""
+        """One line: status, height, lower bound, gap, seconds; the traffic's cost and the share
+        served fast where the traffic costs something or the pools' traffic costs differ."""
         if self.status == "infeasible":
             why = "" if self.conflict is None else f"; {self.conflict}"
             return f"infeasible: {self.explanation}{why}"
@@ -175,8 +176,10 @@ class Plan:
             pools = " (" + ", ".join(f"{k}={v}" for k, v in self.heights.items()) + ")"
         note = " (interrupted: the best plan so far)" if self.stats.get("interrupted") else ""
         traffic = ""
-        if self.traffic:
-            cost = sum(self.traffic_cost.values())
+        cost = sum(self.traffic_cost.values())
+        # (traffic that costs nothing and is served alike everywhere is not news: the front
+        # ends give every buffer its traffic, one-pool problems included)
+        if self.traffic and (cost or self.fast_share is not None):
             share = "" if self.fast_share is None else f", {100 * self.fast_share:.1f}% served fast"
             traffic = f"; traffic cost {cost}{share}"
         return (f"{self.status}: {what} {self.objective}{pools}{traffic}, lower bound {lb}, "

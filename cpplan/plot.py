@@ -8,6 +8,12 @@ pool's height (solid red), its lower bound (dashed; the plan's proven bound with
 the pool's max-load) and its capacity (dotted), and a faint vertical line at the moment of the
 max-load, where no plan can do better.
 
+With memory tiers (buffers that move bytes, :attr:`cpplan.Buffer.traffic`, in pools that charge
+for them), each panel's legend also says what its pool moves: the bytes, their share of all
+the traffic and what they cost; the title gives the traffic cost and the share the fastest
+memory serves; ``color_by="traffic"`` colours each buffer by its passes (traffic per byte of
+size: one write and one per read), which is what decides who earns a place in the fast memory.
+
 The picture stays readable at thousands of buffers: rectangles are drawn as one collection,
 edges thin out and vanish as the count grows, colour carries the size (or lifetime, or birth
 time) on a log scale, and buffer names are written only up to ``label_limit`` buffers.
@@ -29,8 +35,9 @@ from .problem import Problem
 
 __all__ = ["plot_plan", "plot_grade", "save_plot", "COLOR_BY"]
 
-COLOR_BY = ("size", "lifetime", "start", "none")
-_CMAPS = {"size": "viridis", "lifetime": "plasma", "start": "twilight_shifted"}
+COLOR_BY = ("size", "lifetime", "start", "traffic", "none")
+_CMAPS = {"size": "viridis", "lifetime": "plasma", "start": "twilight_shifted",
+          "traffic": "inferno"}
 
 
 def _matplotlib() -> Any:
@@ -108,6 +115,9 @@ def plot_plan(
         raise CpplanError(f"color_by must be one of {', '.join(COLOR_BY)}, got {color_by!r}")
     if plan.status == "infeasible":
         raise CpplanError(f"nothing to draw: the plan is infeasible ({plan.explanation})")
+    if color_by == "traffic" and not problem.has_traffic:
+        raise CpplanError("color_by='traffic': no buffer of this problem moves bytes "
+                          "(Buffer.traffic is 0 everywhere)")
     placed = plan.placements
     used = [p.name for p in problem.pools if any(pl.pool == p.name for pl in placed.values())]
     if pools is None:
@@ -127,13 +137,15 @@ def plot_plan(
             values_all.append(max(b.size, 1))
         elif color_by == "lifetime":
             values_all.append(b.end - b.start)
+        elif color_by == "traffic":
+            values_all.append(b.traffic / max(b.size, 1))
         else:
             values_all.append(b.start)
     norm = None
     if color_by in ("size", "lifetime") and values_all:
         lo, hi = min(values_all), max(values_all)
         norm = LogNorm(lo, hi if hi > lo else lo * 1.0001 + 1)
-    elif color_by == "start" and values_all:
+    elif color_by in ("start", "traffic") and values_all:
         norm = Normalize(min(values_all), max(max(values_all), min(values_all) + 1))
     cmap = mpl.colormaps[_CMAPS.get(color_by, "viridis")]
 
@@ -192,6 +204,11 @@ def plot_plan(
         if bound.moment is not None:
             ax.axvline(bound.moment, color="black", lw=0.7, alpha=0.4,
                        label=f"max-load moment (step {bound.moment:,})")
+        if plan.traffic and len(pools) > 1:
+            moved, total = plan.traffic.get(pool_name, 0), sum(plan.traffic.values())
+            share = f" ({100 * moved / total:.1f}%)" if total else ""
+            ax.plot([], [], ls="", label=f"moves {_bytes(moved)}{share}, cost "
+                                         f"{plan.traffic_cost.get(pool_name, 0):,}")
         top = max(max(tops) * 1.05, 1)
         ax.set_ylim(0, top)
         ax.set_xlim(t0, max(t1, t0 + 1))
@@ -211,7 +228,7 @@ def plot_plan(
     axes[-1].set_xlabel("time (schedule step)")
     if mappable is not None:
         what = {"size": "buffer size", "lifetime": "lifetime (steps)",
-                "start": "start step"}[color_by]
+                "start": "start step", "traffic": "passes (traffic / size)"}[color_by]
         cb = fig.colorbar(mappable, ax=list(axes), shrink=0.9, pad=0.01)
         cb.set_label(what)
         if color_by in ("size", "lifetime"):
@@ -223,8 +240,11 @@ def plot_plan(
         gap = "" if plan.gap is None else f", gap {100 * plan.gap:.2f}%"
         lbt = "" if plan.lower_bound is None else f", lower bound {plan.lower_bound:,}"
         what = "height" if single else "objective"
+        fast = ("" if plan.fast_share is None else
+                f"; {100 * plan.fast_share:.1f}% of the traffic served by the fastest memory")
         title = (f"{problem.name or 'plan'}: {len(problem.buffers):,} buffers — "
-                 f"{plan.planner or 'plan'}, {plan.status}, {what} {plan.objective:,}{lbt}{gap}")
+                 f"{plan.planner or 'plan'}, {plan.status}, {what} {plan.objective:,}{lbt}{gap}"
+                 f"{fast}")
     fig.suptitle(title, fontsize=10)
     return fig
 

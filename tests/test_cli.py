@@ -426,3 +426,21 @@ def test_ctrl_c_at_any_moment_is_one_line_or_the_best_plan(tmp_path, moment):
         assert lines[-1].strip() in ("cpplan: interrupted", "cpplan: error: interrupted")
     else:  # the signal came late: the plan so far
         assert proc.returncode == 0 and "interrupted" in out
+
+
+# -- memory tiers ---------------------------------------------------------------------------------
+
+def test_memories_on_solve_check_and_plot(tmp_path):
+    path = tmp_path / "p.json"
+    write_problem(Problem((Buffer("hot", 64, 0, 2, traffic=640), Buffer("cold", 64, 1, 3,
+                                                                        traffic=64))), path)
+    memories = ("--memory", "sram:64:1", "--memory", "dram::4")
+    plan = tmp_path / "plan.json"
+    got = run("solve", path, *memories, "--time-limit", "5", "-q", "-o", plan)
+    assert got.exit_code == 0, got.output
+    assert "optimal" in got.output and "served fast" in got.output
+    record = json.loads(plan.read_text())
+    assert {p["id"]: p["pool"] for p in record["placements"]} == {"hot": "sram", "cold": "dram"}
+    assert run("check", path, plan, *memories).exit_code == 0
+    assert_user_error(run("check", path, plan), contains=("no pool 'sram'", "--memory"))
+    assert_user_error(run("solve", path, "--memory", "sram:lots:1"), contains=("--memory",))

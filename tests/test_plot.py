@@ -128,3 +128,27 @@ def test_a_buffer_with_gaps_is_drawn_as_the_pieces_it_occupies() -> None:
     boxes = sorted(tuple(p.get_extents().bounds) for c in ax.collections for p in c.get_paths())
     oa, ob = plan.offset("a"), plan.offset("b")
     assert boxes == sorted([(0, oa, 2, 16), (4, oa, 2, 8), (2, ob, 2, 8)])
+
+
+def test_plot_memory_tiers_says_what_each_memory_moves() -> None:
+    from cpplan.memories import Memory, with_memories
+
+    bufs = tuple(Buffer(f"t{i}", 100, i, i + 2, traffic=100 * (1 + i % 3)) for i in range(8))
+    problem = with_memories(Problem(bufs, name="tiers"), [Memory("sram", 150, 1),
+                                                          Memory("dram", None, 4)])
+    plan = get("tiers-greedy")(problem)
+    assert {pl.pool for pl in plan.placements.values()} == {"sram", "dram"}
+    fig = plot_plan(problem, plan, color_by="traffic")
+    panels = [ax for ax in fig.get_axes() if ax.get_ylabel().endswith("offset")]
+    for ax, name in zip(panels, ["sram", "dram"], strict=True):
+        labels = ax.get_legend_handles_labels()[1]
+        moved = plan.traffic[name]
+        share = 100 * moved / sum(plan.traffic.values())
+        assert f"moves {moved} B ({share:.1f}%), cost {plan.traffic_cost[name]:,}" in labels
+    assert "% of the traffic served by the fastest memory" in fig._suptitle.get_text()
+    # colour by passes: the colour bar runs over traffic / size, 1 to 3 here
+    (cbar,) = [ax for ax in fig.get_axes() if ax.get_ylabel() == "passes (traffic / size)"]
+    assert cbar.get_ylim() == (1.0, 3.0)
+    with pytest.raises(CpplanError, match="no buffer of this problem moves bytes"):
+        plot_plan(two_pools_with_aliases(), get("naive")(two_pools_with_aliases()),
+                  color_by="traffic")

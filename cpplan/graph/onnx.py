@@ -422,10 +422,12 @@ def extract_onnx(
     name: str | None = None,
     source: Any = None,
     command: str | None = None,
+    traffic: Mapping[str, int] | None = None,
 ):
     """The :class:`cpplan.Problem` of an ONNX model: :func:`load_onnx` then
     :func:`cpplan.graph.to_problem`, with the model's provenance (path, size, sha256, onnx
-    version, ``dims``) in ``meta["source"]`` unless ``source`` is given."""
+    version, ``dims``) in ``meta["source"]`` unless ``source`` is given. Every buffer's
+    ``traffic`` is what :mod:`cpplan.graph.traffic` counts, or what ``traffic`` states."""
     from .to_problem import to_problem
 
     graph = load_onnx(path, dims=dims, input_shapes=input_shapes, name=name)
@@ -437,4 +439,4 @@ def extract_onnx(
         source = {**source, "input_shapes": {k: list(v) for k, v in input_shapes.items()}}
     return to_problem(graph, inputs_in_arena=inputs_in_arena, in_place=in_place,
                       concat_in_place=concat_in_place, views=views, alignment=alignment,
-                      source=source, command=command)
+                      source=source, command=command, traffic=traffic)

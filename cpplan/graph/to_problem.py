@@ -12,7 +12,10 @@ What becomes what:
   the model's constant section); they are listed in ``problem.meta["constants"]`` with their
   byte sizes;
 * the rewrites of :mod:`cpplan.graph.rewrites` become :class:`cpplan.Alias` entries, and what
-  they saved goes to ``problem.meta["rewrites"]``.
+  they saved goes to ``problem.meta["rewrites"]``;
+* every buffer's ``traffic`` is the bytes it moves per run, as :mod:`cpplan.graph.traffic`
+  counts them (``size x (1 + readers)`` for an activation), or what ``traffic`` states; the
+  total goes to ``problem.meta["traffic"]``.
 
 ``problem.meta`` records provenance: the source, the options, the cpplan version and the command
 that regenerates the problem (callers pass ``source`` and ``command``).
@@ -20,6 +23,7 @@ that regenerates the problem (callers pass ``source`` and ``command``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ProblemError
@@ -27,6 +31,7 @@ from ..problem import Alias, Buffer, Pool, Problem
 from .ir import Graph
 from .liveness import liveness
 from .rewrites import find_aliases
+from .traffic import HOW, WORKSPACE_PASSES, stated_traffic, tensor_traffic
 
 __all__ = ["to_problem", "ARENA", "INPUTS"]
 
@@ -45,11 +50,14 @@ def to_problem(
     source: Any = None,
     command: str | None = None,
     meta: dict | None = None,
+    traffic: Mapping[str, int] | None = None,
 ) -> Problem:
     """The planning problem of ``graph`` (see the module docstring).
 
     ``in_place`` and ``concat_in_place`` turn on those rewrites; ``views`` (default on) makes
     reshapes and other views aliases of their input. ``alignment`` applies to every buffer.
+    ``traffic`` maps buffer ids (tensor names, ``<operator>:workspace<k>``) to the bytes they
+    move per run, in place of what :mod:`cpplan.graph.traffic` counts.
     ``source`` and ``command`` go to ``meta`` as provenance; ``meta`` adds further entries.
     """
     from .. import __version__
@@ -63,24 +71,35 @@ def to_problem(
     aliasing = find_aliases(graph, live, pool_of, views=views, concat=concat_in_place,
                             in_place=in_place, alignment=alignment)
     pool = aliasing.pool
+    moved = tensor_traffic(graph, live.start, aliasing.links)
 
-    buffers: list[Buffer] = []
     ids: set[str] = set(live.start)
-
-    def add(tid: str, size: int, start: int, end: int) -> None:
-        buffers.append(Buffer(tid, size, start, end, alignment, (pool[tid],)))
-
-    for t in tensors.values():  # inputs first, in definition order
-        if t.role == "input":
-            add(t.name, t.size, live.start[t.name], live.end[t.name])
-    n_ws = ws_bytes = 0
-    for step, op in enumerate(graph.operators):
+    workspaces: list[list[tuple[str, int]]] = []  # per operator: (id, size)
+    for op in graph.operators:
+        workspaces.append([])
         for k, size in enumerate(op.workspace):
             wid = f"{op.name}:workspace{k}"
             while wid in ids:  # a tensor happens to carry that name
                 wid += "'"
             ids.add(wid)
             pool[wid] = ARENA
+            moved[wid] = WORKSPACE_PASSES * size
+            workspaces[-1].append((wid, size))
+    stated = stated_traffic(traffic, ids, (t.name for t in graph.tensors_with_role("constant")))
+    moved.update(stated)
+
+    buffers: list[Buffer] = []
+
+    def add(tid: str, size: int, start: int, end: int) -> None:
+        buffers.append(Buffer(tid, size, start, end, alignment, (pool[tid],),
+                              traffic=moved[tid]))
+
+    for t in tensors.values():  # inputs first, in definition order
+        if t.role == "input":
+            add(t.name, t.size, live.start[t.name], live.end[t.name])
+    n_ws = ws_bytes = 0
+    for step, op in enumerate(graph.operators):
+        for wid, size in workspaces[step]:
             add(wid, size, step, step + 1)
             n_ws += 1
             ws_bytes += size
@@ -115,6 +134,8 @@ def to_problem(
             "tensors": {t.name: t.size for t in constants},
         },
         "rewrites": aliasing.report.as_dict(),
+        "traffic": {"how": HOW, "bytes": sum(b.traffic for b in buffers),
+                    "stated": sorted(stated)},
     }
     if meta:
         info.update(meta)
@@ -142,6 +163,11 @@ def describe(problem: Problem) -> list[str]:
                  + ", ".join(f"{k} {rw[k]['bytes_saved']}" for k in kinds) + ")")
     c = meta.get("constants", {})
     lines.append(f"{c.get('count', 0)} constants ({c.get('bytes', 0)} bytes) not planned")
+    moved = sum(b.traffic for b in problem.buffers)
+    if moved:
+        stated = meta.get("traffic", {}).get("stated", [])
+        lines.append(f"traffic: {moved} bytes moved per run (size x (1 + readers))"
+                     + (f", {len(stated)} buffer(s) as stated" if stated else ""))
     loads = max_load(problem)
     lines.append("max-load: " + ", ".join(f"{p} {lb.bytes}" for p, lb in loads.items()))
     return lines

@@ -271,7 +271,8 @@ def _stated_heights(plan: Plan, problem: Problem, heights: Any, source: str) -> 
     heights = _expect(heights, dict, "heights", source)
     for name, h in heights.items():
         if name not in problem.pool_index:
-            raise FormatError(f"no pool {name!r} in the problem", source=source,
+            raise FormatError(f"no pool {name!r} in the problem (a plan made with --memory is "
+                              "read with the same --memory)", source=source,
                               field="heights")
         if isinstance(h, bool) or not isinstance(h, int):
             raise FormatError(f"must be an integer, got {h!r}", source=source, pool=name,

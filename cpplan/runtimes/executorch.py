@@ -111,11 +111,13 @@ def spec_names(graph_module: Any) -> dict[int, str]:
 
 
 def spec_traffic(graph_module: Any) -> dict[int, int]:
-    """``id(spec) -> bytes moved per run``: the tensor's bytes (``nbytes``, not rounded up)
-    times one write plus one read per operator that takes it as an input. A view
-    (``memory.view``) is no operator, and its readers read its base; an ``alloc`` node given as
-    an ``out=`` argument is written, not read; ``getitem`` reads nothing (its readers read the
-    tensor it picks)."""
+    """``id(spec) -> bytes moved per run``, counted as :mod:`cpplan.graph.traffic` counts a
+    graph's: the tensor's bytes (``nbytes``, not rounded up) times one write (by its operator;
+    a graph input's by the caller) plus one read per operator that takes it as an input, plus
+    one more for a graph output (the caller reads it after the run). A view
+    (``memory.view``) is no operator and has no tensor of its own: its readers read its base;
+    an ``alloc`` given as an ``out=`` argument is written, not read; ``getitem`` reads nothing
+    (its readers read the tensor it picks)."""
     import operator
 
     from executorch.exir import memory
@@ -127,15 +129,14 @@ def spec_traffic(graph_module: Any) -> dict[int, int]:
     for node in graph_module.graph.nodes:
         for spec in get_node_tensor_specs(node):
             specs.setdefault(id(spec), spec)
-        if node.op != "call_function" or node.target in passive:
-            continue
-        read: set[int] = set()
-        for arg in node.all_input_nodes:
-            if arg.op == "call_function" and arg.target is memory.alloc:
-                continue
-            read.update(id(spec) for spec in get_node_tensor_specs(arg))
-        for key in read:
-            readers[key] = readers.get(key, 0) + 1
+        if node.op == "output" or (node.op == "call_function" and node.target not in passive):
+            read: set[int] = set()
+            for arg in node.all_input_nodes:
+                if arg.op == "call_function" and arg.target is memory.alloc:
+                    continue
+                read.update(id(spec) for spec in get_node_tensor_specs(arg))
+            for key in read:
+                readers[key] = readers.get(key, 0) + 1
     return {key: int(spec.nbytes()) * (1 + readers.get(key, 0)) for key, spec in specs.items()}
 
 

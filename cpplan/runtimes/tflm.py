@@ -28,6 +28,16 @@ The problem is the one TFLM's own planner is given (tensorflow/tflite-micro,
   the operator's step. They are in the problem, so the plan leaves room for them; they are not
   written to the file (TFLM has no slot for them) and TFLM's greedy first fit finds that room or
   a lower one (:func:`predicted_head`).
+* **traffic** (:attr:`cpplan.Buffer.traffic`, bytes moved per run): a tensor's bytes
+  (``prod(shape) * element size``, not the 16-byte padding) times one write and one read per
+  operator that reads it: ``bytes x (1 + readers)``, as :mod:`cpplan.graph.traffic` counts
+  for ONNX. The write of a subgraph's input is the caller's (subgraph 0: the application fills
+  ``input(0)`` in the arena) or the control-flow operator's (TFLM's ``IF`` and ``WHILE`` copy
+  their inputs into the called subgraph's); a subgraph's outputs are read once more, by the
+  caller or by the operator that copies them back. Both branches of an ``IF`` count, and a
+  subgraph called by ``WHILE`` counts one pass (which branch runs, and how many passes the
+  loop makes, is known at run time only). A scratch buffer is written and
+  read once by its kernel: ``2 x bytes``. ``traffic={"buffer id": bytes}`` states it instead.
 
 Buffers are named ``<tensor index>:<tensor name>`` (``<subgraph>.<index>:<name>`` outside
 subgraph 0); ``meta["tflm"]`` maps every buffer to its subgraph and tensor and lists the
@@ -39,6 +49,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +68,9 @@ ALIGNMENT = 16  # MicroArenaBufferAlignment()
 POOL = "arena"
 OFFLINE_METADATA = "OfflineMemoryAllocation"
 ONLINE = -1  # kOnlinePlannedBuffer
+TRAFFIC_HOW = ("bytes moved per run: tensor bytes x (1 write + 1 per operator that reads it); "
+               "subgraph inputs written by the caller or the control-flow operator, subgraph "
+               "outputs read once more, scratch buffers 2 x bytes")
 FILE_IDENTIFIER = b"TFL3"
 
 # Bytes per element (TfLiteTypeSizeOf as TFLM uses it in TfLiteEvalTensorByteLength).
@@ -246,15 +260,33 @@ class _Lifetimes:
             self.used((sg, int(t)))
 
 
+def _readers(model: Any) -> dict[tuple[int, int], int]:
+    """(subgraph, tensor) -> the passes that read it in a run: one per operator that reads it
+    (twice in one operator: once), one more for a subgraph's outputs (read by the caller, or
+    copied back by the control-flow operator that called the subgraph)."""
+    readers: dict[tuple[int, int], int] = {}
+    for sg, subgraph in enumerate(model.subgraphs):
+        for op in subgraph.operators or []:
+            for t in set(ints(op.inputs)):
+                if t >= 0:
+                    readers[(sg, t)] = readers.get((sg, t), 0) + 1
+        for t in set(ints(subgraph.outputs)):
+            readers[(sg, t)] = readers.get((sg, t), 0) + 1
+    return readers
+
+
 def extract_tflm(source: str | Path | bytes, *,
                  scratch: Mapping[tuple[int, int], int] | None = None,
-                 command: str | None = None, name: str | None = None) -> Problem:
+                 command: str | None = None, name: str | None = None,
+                 traffic: Mapping[str, int] | None = None) -> Problem:
     """The problem TFLM's planner solves for this model (see the module docstring).
 
     ``scratch`` maps (subgraph, operator) to the scratch bytes its kernel requests (as
     measured by :func:`cpplan.runtimes.tflm_interpreter.scratch_bytes`); without it, the
-    problem has the tensors only. Raises :class:`FormatError` naming the tensor for what TFLM
-    cannot plan (dynamic shapes, tensors no operator reaches, non-empty intermediates).
+    problem has the tensors only. ``traffic`` maps buffer ids to the bytes they move per run,
+    in place of ``bytes x (1 + readers)``. Raises :class:`FormatError` naming the tensor for
+    what TFLM cannot plan (dynamic shapes, tensors no operator reaches, non-empty
+    intermediates).
     """
     from .. import __version__
 
@@ -266,6 +298,7 @@ def extract_tflm(source: str | Path | bytes, *,
         raise FormatError(f"metadata {OFFLINE_METADATA}: {len(offsets)} offsets for {total} "
                           "tensors (TFLM refuses the model)", source=where)
     life = _Lifetimes(model)
+    readers = _readers(model)
     starts = subgraph_starts(model)
     last_step = life.scope
     buffers: list[Buffer] = []
@@ -299,7 +332,8 @@ def extract_tflm(source: str | Path | bytes, *,
                 fixed = offsets[starts[sg] + i]
             buffers.append(Buffer(bid, -(-size // ALIGNMENT) * ALIGNMENT, life.first[(sg, i)],
                                   life.last[(sg, i)] + 1, alignment=ALIGNMENT, pools=(POOL,),
-                                  offset=fixed))
+                                  offset=fixed,
+                                  traffic=size * (1 + readers.get((sg, i), 0))))
             tensors[bid] = [sg, i]
     scratch_ids: dict[str, list[int]] = {}
     for (sg, op_index), size in sorted((scratch or {}).items()):
@@ -312,8 +346,13 @@ def extract_tflm(source: str | Path | bytes, *,
         op = model.subgraphs[sg].operators[op_index]
         bid = _buffer_id(sg, op_index, operator_name(model, op), "scratch:")
         buffers.append(Buffer(bid, -(-size // ALIGNMENT) * ALIGNMENT, step, step + 1,
-                              alignment=ALIGNMENT, pools=(POOL,)))
+                              alignment=ALIGNMENT, pools=(POOL,), traffic=2 * size))
         scratch_ids[bid] = [sg, op_index]
+    if traffic:
+        from ..graph.traffic import stated_traffic
+
+        stated = stated_traffic(traffic, (b.id for b in buffers))
+        buffers = [replace(b, traffic=stated[b.id]) if b.id in stated else b for b in buffers]
     data = source if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
     meta = {
         "source": {"runtime": "tflite-micro", "model": where,
@@ -326,6 +365,8 @@ def extract_tflm(source: str | Path | bytes, *,
             "not_planned": {"constants": constants, "variables": variables,
                             "zero_size": empty},
         },
+        "traffic": {"how": TRAFFIC_HOW, "bytes": sum(b.traffic for b in buffers),
+                    "stated": sorted(traffic or {})},
     }
     if command:
         meta["command"] = command

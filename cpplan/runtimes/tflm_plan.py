@@ -13,7 +13,7 @@ is reported (the tests require them equal on every test model).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,14 +111,16 @@ def plan_model(source: str | Path | bytes, *, time_limit: float = 10.0,
                     predicted, default_run, planned_run)
 
 
-def extract_model(source: str | Path | bytes, *, command: str | None = None) -> Problem:
+def extract_model(source: str | Path | bytes, *, command: str | None = None,
+                  traffic: Mapping[str, int] | None = None) -> Problem:
     """The problem TFLM plans for the model, with its kernels' scratch buffers measured in TFLM
-    (what ``cpplan extract MODEL.tflite`` writes)."""
+    (what ``cpplan extract MODEL.tflite`` writes); ``traffic`` states buffers' traffic (see
+    :func:`cpplan.runtimes.tflm.extract_tflm`)."""
     tflm.load_model(source)  # a clear FormatError before the interpreter sees a broken file
     data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
     tflm_interpreter.ensure_runs(data)
     return tflm.extract_tflm(source, scratch=tflm_interpreter.scratch_bytes(data),
-                             command=command)
+                             command=command, traffic=traffic)
 
 
 def describe(problem: Problem) -> list[str]:
@@ -126,6 +128,8 @@ def describe(problem: Problem) -> list[str]:
     meta = problem.meta["tflm"]
     skipped = meta["not_planned"]
     n_scratch = len(meta["scratch"])
+    moved = sum(b.traffic for b in problem.buffers)
+    stated = problem.meta.get("traffic", {}).get("stated", [])
     return [
         f"{len(problem.buffers)} buffers in pool '{tflm.POOL}' ({n_scratch} scratch), "
         f"{meta['last_step'] + 1} steps, {meta['tensor_count']} tensors in "
@@ -135,4 +139,6 @@ def describe(problem: Problem) -> list[str]:
         + ("; the file's offline plan is kept as fixed offsets"
            if meta["offline_plan_in_file"] else ""),
         f"max-load: {max_load(problem)[tflm.POOL].bytes}",
+        *([f"traffic: {moved} bytes moved per run (tensor bytes x (1 + readers))"
+           + (f", {len(stated)} buffer(s) as stated" if stated else "")] if moved else []),
     ]

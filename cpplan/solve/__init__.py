@@ -13,7 +13,9 @@ the best plan so far (:class:`~cpplan.solve.incumbent.Incumbent`), which only ev
    search for tight ones) or peak-first packing and LNS for large ones; (several pools): the
    tier relaxation's bound and its choice of pools packed (:mod:`.tiers`), then one CP-SAT
    model choosing pools and offsets, or pool by pool (:mod:`.pools`);
-5. **finish**: the checked plan, ``optimal`` only when it reaches a proven bound, otherwise
+5. **finish**: where heights cost nothing, each memory's blocks packed again as low as a short
+   one-pool solve makes them (the objective unchanged); the checked plan, ``optimal`` only
+   when it reaches a proven bound, otherwise
    ``feasible`` with the gap; ``infeasible`` only with a proof (and the buffers that cannot fit
    together); ``unknown`` when there is neither a plan nor a proof.
 
@@ -43,7 +45,7 @@ from .components import solve_components
 from .context import GOALS, Component, Context
 from .incumbent import Incumbent, Progress, Proof
 from .params import DEFAULT_PARAMS, SolverParams
-from .pools import solve_pools
+from .pools import pool_by_pool, solve_pools
 from .stages import bounds, first_plan, heuristics, heuristics_share, hints, tight_first
 from .tiers import solve_tiers
 
@@ -87,14 +89,18 @@ def solve(
     incumbent = Incumbent(blocks, Proof("max-load", "the most bytes live at one moment",
                                         objective_lower_bound(blocks)), progress, started)
     components = [Component(c) for c in blocks.components()] if blocks.n_pools == 1 else []
-    ctx = Context(problem, blocks, goal, budget, params, incumbent, components)
+    # Where heights cost nothing (memories chosen for traffic alone), a little time is kept to
+    # make the arenas small at the end.
+    free_heights = blocks.n_pools > 1 and not blocks.pool_cost.any()
+    search = budget.share(1 - params.compact) if free_heights else budget
+    ctx = Context(problem, blocks, goal, search, params, incumbent, components)
     with _interruptible(budget):
         if bounds(ctx):
             tiled = tight_first(ctx) if exact else []
             stage = budget.within(heuristics_share(ctx, exact))
             hints(ctx)
             if not ctx.settled() and planners is None:
-                first_plan(ctx, stage.share(params.first_plan))
+                first_plan(ctx)
             if not ctx.settled():
                 heuristics(ctx, stage, planners)
             for comp, offsets in tiled:  # (into the heuristics' plan)
@@ -106,6 +112,8 @@ def solve(
                     solve_tiers(ctx)
                     if not ctx.settled():
                         solve_pools(ctx)
+            if free_heights:  # (the arenas packed again: the objective stays)
+                pool_by_pool(ctx, budget)
     return _finish(ctx, started, explain)
 
 

@@ -98,12 +98,17 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
+        if h is not None and h <= lo:
+            break
         hi = h if h is not None else _ceiling(ctx, comp) + 1
-        if hi <= lo:
-            break
-        target = lo if first or ctx.goal == "fit" else (max(gave_up, lo - 1) + hi) // 2
-        if target >= hi or (target <= gave_up and not first):
-            break
+        if first:  # (a component without a packing gets one: at most its ceiling, it fits)
+            target = min(lo, hi - 1)
+        elif ctx.goal == "fit":
+            target = lo
+        else:
+            target = (max(gave_up, lo - 1) + hi) // 2
+            if target >= hi or target <= gave_up:
+                break
         if ctx.goal == "fit":
             share = 1.0  # one question, all of the component's time
         elif first:

@@ -89,10 +89,14 @@ class Incumbent:
         return self.objective is not None and self.objective <= self.lower
 
     def height(self, ids: np.ndarray) -> int | None:
-        """The best plan's height over blocks ``ids`` (scaled); None without a plan."""
-        if self.offsets is None:
-            return None
-        return int((self.offsets[ids] + self.blocks.size[ids]).max())
+        """The best plan's height over blocks ``ids`` (scaled), or before any plan their
+        packing's among the partial ones; None when they have none."""
+        offsets = self.offsets
+        if offsets is None:
+            if self.partial is None or (self.partial[ids] < 0).any():
+                return None
+            offsets = self.partial
+        return int((offsets[ids] + self.blocks.size[ids]).max())
 
     def as_height(self, objective: int) -> int:
         """One pool: the lowest height (scaled) whose plans' objective can reach ``objective``
@@ -134,6 +138,18 @@ class Incumbent:
             return lower
         return False
 
+    def offer_lower(self, pools: np.ndarray, offsets: np.ndarray, planner: str) -> bool:
+        """Keep the plan when its objective is not higher and its heights add up to less (the
+        objective's tie broken by the arenas). True when it was kept."""
+        obj = self.blocks.objective(pools, offsets)
+        if self.objective is None or self.pools is None or self.offsets is None:
+            return self.offer(pools, offsets, planner)
+        if obj > self.objective or _total_height(self.blocks, pools, offsets) >= \
+                _total_height(self.blocks, self.pools, self.offsets):
+            return False
+        self.pools, self.offsets, self.objective, self.planner = pools, offsets, obj, planner
+        return True
+
     def offer_packing(self, ids: np.ndarray, offsets: np.ndarray, planner: str) -> bool:
         """One pool: put a packing of component ``ids`` into the best plan when it is not higher
         than the component's packing there (a later component may bring the height down). True
@@ -161,3 +177,9 @@ class Incumbent:
         if self._progress is not None:
             self._progress(Progress(time.perf_counter() - self._started, phase, self.lower,
                                     self.objective, message))
+
+
+def _total_height(blocks: Blocks, pools: np.ndarray, offsets: np.ndarray) -> int:
+    heights = np.zeros(blocks.n_pools, np.int64)
+    np.maximum.at(heights, pools, offsets + blocks.size)
+    return int(heights.sum())

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpplan.errors import CapacityError, PlanError
+from cpplan.errors import CapacityError, CpplanError, PlanError
 from cpplan.plan import check
 from cpplan.planners.registry import get, names
 from cpplan.problem import Alias, Buffer, Pool, Problem
@@ -227,6 +227,9 @@ def test_every_plan_passes_the_checker(name, problem, alignment):
         return
     except PlanError as err:  # TVM's greedy drops a pool and takes it back (see usmp.py)
         assert name in USMP[:2] and "TVM's plan is invalid here" in str(err)
+        return
+    except CpplanError as err:  # Vela's hill climb stops on one lone swappable range (vela.py)
+        assert name == "vela" and "Vela's hill climb fails here" in str(err)
         return
     assert check(problem, plan) == []
     assert plan.planner == name

@@ -354,3 +354,38 @@ def test_cli_extract_tflite_refuses_onnx_options(tmp_path: Path) -> None:
     r = cli("extract", model_path("sine_float"), "-o", tmp_path / "p.json", "--in-place")
     assert r.exit_code == 2 and "ONNX models only" in r.output
     assert not (tmp_path / "p.json").exists()
+
+
+def test_traffic_is_counted_over_subgraphs_by_hand() -> None:
+    """bytes x (1 + readers): a subgraph's inputs are written by the caller or the IF that
+    copies into them, its outputs read once more (the caller, or the IF copying them back)."""
+    p = tflm.extract_tflm(model_path("if_float"))
+    kb = 1024  # every float tensor: 256 x 4 bytes
+    assert {b.id: b.traffic for b in p.buffers} == {
+        "0:cond": 1 * 2,  # a 1-byte bool (16 in the arena: the padding moves nothing), IF reads
+        "1:x": kb * 2,  # read twice by one ADD: once
+        "2:a": kb * 3,  # read by the IF and the last ADD
+        "3:b": kb * 2, "4:y": kb * 2,  # y: the caller reads the result
+        "1.0:then_in": kb * 3,  # written by the IF, read by ADD and MUL
+        "1.1:then_mid": kb * 2, "1.2:then_out": kb * 2,  # then_out: copied back by the IF
+        "2.0:else_in": kb * 2, "2.1:else_out": kb * 2,
+    }
+    assert p.meta["traffic"]["bytes"] == sum(b.traffic for b in p.buffers)
+
+
+def test_scratch_traffic_and_what_the_user_states(tmp_path: Path) -> None:
+    from cpplan.io import read_problem
+
+    p = extract_model(model_path("mean_int8"))
+    assert p.buffer("scratch:5:MEAN").traffic == 2 * 48 * 4  # written and read by its kernel
+    out = tmp_path / "p.json"
+    r = cli("extract", model_path("mean_int8"), "-o", out, "--traffic", "scratch:5:MEAN=9")
+    assert r.exit_code == 0, r.output
+    assert "1 buffer(s) as stated" in r.output
+    stated = read_problem(out)
+    assert stated.buffer("scratch:5:MEAN").traffic == 9
+    assert {b.id: b.traffic for b in stated.buffers if b.id != "scratch:5:MEAN"} == {
+        b.id: b.traffic for b in p.buffers if b.id != "scratch:5:MEAN"}
+    r = cli("extract", model_path("mean_int8"), "-o", tmp_path / "q.json", "--traffic", "no=1")
+    assert r.exit_code == 2 and "'no': no planned buffer" in r.output
+    assert not (tmp_path / "q.json").exists()
