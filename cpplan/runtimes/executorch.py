@@ -12,13 +12,16 @@
   control-flow node runs (the whole program when the graph has no such node).
   :func:`problem_in_memories` is the same problem for a planner that chooses each tensor's
   memory among several (the Cadence backend's ``MemoryConfig``, the banked planner's
-  ``TargetMemoryMap``): the memories are pools, fastest first, with their capacities.
+  ``TargetMemoryMap``): the memories are pools, fastest first, with their capacities. Every
+  buffer carries its ``traffic`` (:func:`spec_traffic`: the bytes it moves per run).
 * **The plan handed back.** :func:`memory_planning_pass` is a ``MemoryPlanningPass`` whose
   algorithm is cpplan (:class:`CpplanAlgorithm`): it solves every arena with
   :func:`cpplan.solve.solve`, checks the plan with cpplan's checker (a plan that fails raises
   :class:`PlanError` and nothing is written: ExecuTorch checks nothing at run time), gives
   every spec its ``mem_id``, ``mem_offset`` and a ``mem_obj_id`` shared by specs whose bytes
   intersect, and after the pass runs ExecuTorch's own ``Verifier.verify_storage_reuse``.
+  With ``memories=`` the algorithm chooses every tensor's memory too, beside ExecuTorch's own
+  planners that do (:mod:`cpplan.runtimes.executorch_tiers`).
 
 Usage::
 
