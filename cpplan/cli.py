@@ -530,6 +530,9 @@ def _dim_values(dims: tuple[str, ...]) -> dict[str, int]:
 @click.option("--training", is_flag=True,
               help="MODEL torchvision:ARCH: trace one training step (forward, loss, backward; "
                    "--dim batch=N --dim resolution=R).")
+@click.option("--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
+              help="MODEL.pt2: a memory of the device, fastest first (repeatable); the problem "
+                   "is then choosing each tensor's memory (ExecuTorch mem_id 1..N).")
 @click.option("--traffic", "traffic", multiple=True, metavar="BUFFER=BYTES",
               help="Bytes BUFFER moves per run (repeatable), in place of size x (1 + readers) "
                    "(ONNX and .tflite models).")
@@ -537,7 +540,7 @@ def _dim_values(dims: tuple[str, ...]) -> dict[str, int]:
 def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
             concat_in_place: bool, no_views: bool, alignment: int | None,
             dims: tuple[str, ...], input_shapes: tuple[str, ...], training: bool,
-            traffic: tuple[str, ...]) -> None:
+            memories: tuple[str, ...], traffic: tuple[str, ...]) -> None:
     """Extract the memory-planning problem of an ONNX model (needs cpplan[onnx]), a TFLite
     model as TFLite Micro plans it (needs cpplan[tflite]), a PyTorch ExportedProgram as
     ExecuTorch plans it (.pt2, needs cpplan[executorch]; the ONNX options do not apply) or one
@@ -549,6 +552,9 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
     more (see cpplan.graph.traffic); --traffic states a buffer's own figure."""
     import shlex
 
+    if memories and not model.lower().endswith(".pt2"):
+        raise CpplanError("--memory applies to ExecuTorch programs (.pt2); for a problem file "
+                          "give it to cpplan solve")
     stated = _traffic_values(traffic)
     if stated and (training or model.startswith("torchvision:")
                    or model.lower().endswith(".pt2")):
@@ -572,7 +578,8 @@ def extract(model: str, output: str, inputs_in_arena: bool, in_place: bool,
         check_output(output)
         onnx_only = (in_place or concat_in_place or no_views or inputs_in_arena or dims
                      or input_shapes)
-        for line in extract_cli(model, output, alignment=alignment, onnx_flags=bool(onnx_only)):
+        for line in extract_cli(model, output, alignment=alignment, onnx_flags=bool(onnx_only),
+                                memories=memories):
             click.echo(line)
         return
     if model.lower().endswith(".tflite"):
@@ -664,15 +671,45 @@ def tflm(model: str, output: str, time_limit: float, deterministic: bool, quiet:
 @click.option("--time-limit", default=10.0, show_default=True, callback=_seconds,
               help="Seconds per arena.")
 @click.option("--alignment", default=16, show_default=True, help="Alignment in bytes.")
+@click.option("--memory", "memories", multiple=True, metavar="NAME[:CAPACITY[:TRAFFIC_COST]]",
+              help="A memory of the device, fastest first (repeatable): the arenas mem_id "
+                   "1..N; cpplan chooses each tensor's memory to minimise what its traffic "
+                   "costs (e.g. --memory sram:256KiB:1 --memory dram::4).")
+@click.option("--constant-prop", is_flag=True,
+              help="Run ExecuTorch's constant_prop_pass first (weights computed from weights, "
+                   "such as a transposed linear weight, become constants, not arena tensors).")
 @user_errors
-def executorch(model: str, output: str, time_limit: float, alignment: int) -> None:
+def executorch(model: str, output: str, time_limit: float, alignment: int,
+               memories: tuple[str, ...], constant_prop: bool) -> None:
     """Plan a PyTorch ExportedProgram (torch.export.save) with cpplan and write the ExecuTorch
-    program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch])."""
+    program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch]).
+
+    With --memory, prints per memory the bytes and the traffic of ExecuTorch's banked_greedy,
+    of the Cadence backend's two planners and of cpplan, with cpplan's proven lower bound; exit
+    1 without writing when no plan fits the memories (the tensors that cannot fit together
+    are named)."""
     from .io.atomic import ensure_writable
     from .runtimes.executorch import run_cli
 
     ensure_writable(output)  # before the work, not after it
-    for line in run_cli(model, output, time_limit=time_limit, alignment=alignment):
+    if not memories:
+        for line in run_cli(model, output, time_limit=time_limit, alignment=alignment,
+                            constant_prop=constant_prop):
+            click.echo(line)
+        return
+    from .memories import parse_memory
+    from .runtimes.executorch_tiers import NoPlanError, memory_map
+
+    parsed = [parse_memory(m) for m in memories]
+    memory_map(parsed, field="--memory")  # (named twice: refused before the work)
+    try:
+        lines = run_cli(model, output, time_limit=time_limit, alignment=alignment,
+                        memories=parsed, constant_prop=constant_prop)
+    except NoPlanError as e:
+        for line in e.report.lines(verdict=False):
+            click.echo(line)
+        _fail(str(e), 1)
+    for line in lines:
         click.echo(line)
 
 

@@ -12,13 +12,16 @@
   control-flow node runs (the whole program when the graph has no such node).
   :func:`problem_in_memories` is the same problem for a planner that chooses each tensor's
   memory among several (the Cadence backend's ``MemoryConfig``, the banked planner's
-  ``TargetMemoryMap``): the memories are pools, fastest first, with their capacities.
+  ``TargetMemoryMap``): the memories are pools, fastest first, with their capacities. Every
+  buffer carries its ``traffic`` (:func:`spec_traffic`: the bytes it moves per run).
 * **The plan handed back.** :func:`memory_planning_pass` is a ``MemoryPlanningPass`` whose
   algorithm is cpplan (:class:`CpplanAlgorithm`): it solves every arena with
   :func:`cpplan.solve.solve`, checks the plan with cpplan's checker (a plan that fails raises
   :class:`PlanError` and nothing is written: ExecuTorch checks nothing at run time), gives
   every spec its ``mem_id``, ``mem_offset`` and a ``mem_obj_id`` shared by specs whose bytes
   intersect, and after the pass runs ExecuTorch's own ``Verifier.verify_storage_reuse``.
+  With ``memories=`` the algorithm chooses every tensor's memory too, beside ExecuTorch's own
+  planners that do (:mod:`cpplan.runtimes.executorch_tiers`).
 
 Usage::
 
@@ -110,6 +113,36 @@ def spec_names(graph_module: Any) -> dict[int, str]:
     return names
 
 
+def spec_traffic(graph_module: Any) -> dict[int, int]:
+    """``id(spec) -> bytes moved per run``, counted as :mod:`cpplan.graph.traffic` counts a
+    graph's: the tensor's bytes (``nbytes``, not rounded up) times one write (by its operator;
+    a graph input's by the caller) plus one read per operator that takes it as an input, plus
+    one more for a graph output (the caller reads it after the run). A view
+    (``memory.view``) is no operator and has no tensor of its own: its readers read its base;
+    an ``alloc`` given as an ``out=`` argument is written, not read; ``getitem`` reads nothing
+    (its readers read the tensor it picks)."""
+    import operator
+
+    from executorch.exir import memory
+    from executorch.exir.memory_planning import get_node_tensor_specs
+
+    passive = {memory.alloc, memory.view, operator.getitem}
+    readers: dict[int, int] = {}
+    specs: dict[int, Any] = {}
+    for node in graph_module.graph.nodes:
+        for spec in get_node_tensor_specs(node):
+            specs.setdefault(id(spec), spec)
+        if node.op == "output" or (node.op == "call_function" and node.target not in passive):
+            read: set[int] = set()
+            for arg in node.all_input_nodes:
+                if arg.op == "call_function" and arg.target is memory.alloc:
+                    continue
+                read.update(id(spec) for spec in get_node_tensor_specs(arg))
+            for key in read:
+                readers[key] = readers.get(key, 0) + 1
+    return {key: int(spec.nbytes()) * (1 + readers.get(key, 0)) for key, spec in specs.items()}
+
+
 def _control_flow_steps(graph_module: Any) -> list[tuple[str, int]]:
     """(node name, node index) of the nodes that run sub-graphs planned below the arena."""
     from executorch.exir.memory_planning import (
@@ -131,13 +164,15 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
     """The problem ExecuTorch's planner faces with ``specs``, and the spec of each buffer (in
     the order of ``problem.buffers``; ``None`` for reserved space). Realigns the specs to
     ``alignment`` as ExecuTorch's algorithms do. See the module docstring for the mapping.
-    ``hints``: ``id(spec) -> offset``, the buffers' hints (a warm start)."""
+    ``hints``: ``id(spec) -> offset``, the buffers' hints (a warm start). Each buffer's
+    ``traffic`` is :func:`spec_traffic`'s."""
     specs = list(specs)
     for spec in specs:
         spec.realign(alignment)
     buffers, aliases, owners, mem_ids = _spec_buffers(
         specs, graph_module, alignment,
-        lambda spec, mem_id: (pool_name(1 if mem_id is None else mem_id),), hints)
+        lambda spec, mem_id: (pool_name(1 if mem_id is None else mem_id),), hints,
+        traffic=spec_traffic(graph_module))
     reserved = _reserved(graph_module, alignment, pool_name)
     buffers += [b for _, b in reserved]
     owners += [None] * len(reserved)
@@ -166,8 +201,8 @@ def problem_in_memories(specs: Iterable[Any], graph_module: Any, memories: Seque
     such pins out unbudgeted). The other specs may go to any memory, in the given order. The
     space reserved for sub-graphs (``input_mem_buffer_sizes``) is a buffer fixed at offset 0
     of its memory. Sizes are the specs' bytes rounded up to ``alignment``, and nothing is
-    realigned, so the planner that runs next sees the specs untouched. Lifetimes, names and
-    aliases (``storage_base``) are those of :func:`problem_from_specs`.
+    realigned, so the planner that runs next sees the specs untouched. Lifetimes, names,
+    aliases (``storage_base``) and traffic are those of :func:`problem_from_specs`.
     """
     memories = tuple(memories)
     ids = list(range(1, len(memories) + 1)) if mem_ids is None else [int(m) for m in mem_ids]
@@ -186,7 +221,7 @@ def problem_in_memories(specs: Iterable[Any], graph_module: Any, memories: Seque
     buffers, aliases, owners, _ = _spec_buffers(
         specs, graph_module, alignment,
         lambda spec, mem_id: () if mem_id is None else (pool_of_id(mem_id),), None,
-        realign=False)
+        realign=False, traffic=spec_traffic(graph_module))
     reserved = _reserved(graph_module, alignment, pool_of_id)
     buffers += [b for _, b in reserved]
     owners += [None] * len(reserved)
@@ -200,12 +235,14 @@ def problem_in_memories(specs: Iterable[Any], graph_module: Any, memories: Seque
 
 def _spec_buffers(specs: list[Any], graph_module: Any, alignment: int,
                   pools_of: Callable[[Any, int | None], tuple[str, ...]],
-                  hints: dict[int, int] | None, *, realign: bool = True
+                  hints: dict[int, int] | None, *, realign: bool = True,
+                  traffic: dict[int, int] | None = None
                   ) -> tuple[list[Buffer], list[Alias], list[Any], list[int | None]]:
     """A buffer per spec (and the aliases of ``storage_base``), the owners (the specs) and the
     ``mem_id`` of each one's root (``None`` where not set). ``pools_of(spec, root mem_id)``
     gives the candidate pools; sizes are ``allocated_memory`` (with ``realign`` False, the
-    bytes rounded up to ``alignment`` without touching the spec)."""
+    bytes rounded up to ``alignment`` without touching the spec); ``traffic``: ``id(spec) ->
+    bytes moved`` (none where absent)."""
     from executorch.exir.tensor import calculate_aligned_num_bytes
 
     names = spec_names(graph_module)
@@ -236,9 +273,10 @@ def _spec_buffers(specs: list[Any], graph_module: Any, alignment: int,
         hint = None if hints is None else hints.get(id(spec))
         size = (int(spec.allocated_memory) if realign
                 else calculate_aligned_num_bytes(int(spec.nbytes()), alignment))
+        moved = 0 if traffic is None else traffic.get(id(spec), 0)
         buffers.append(Buffer(bid, size, int(first), int(last) + 1,
                               alignment=int(spec.alignment) if realign else alignment,
-                              pools=pools_of(spec, mem_id), hint=hint))
+                              pools=pools_of(spec, mem_id), hint=hint, traffic=moved))
         if spec.storage_base is not None:
             base = ids.get(id(spec.storage_base))
             if base is None:
@@ -410,11 +448,17 @@ def _pass_class() -> type:
         runs ExecuTorch's ``Verifier.verify_storage_reuse`` (which the stock pass runs for its
         greedy only)."""
 
-        cpplan: CpplanAlgorithm
+        cpplan: Any  # CpplanAlgorithm, or executorch_tiers.TierAlgorithm with memories
 
         @property
         def arenas(self) -> list[ArenaReport]:
-            return self.cpplan.arenas
+            return list(getattr(self.cpplan, "arenas", []))
+
+        @property
+        def tiers(self) -> list[Any]:
+            """With memories: a :class:`~cpplan.runtimes.executorch_tiers.TierReport` per
+            graph."""
+            return list(getattr(self.cpplan, "reports", []))
 
         def run(self, graph_module: Any, graph_signature: Any = None) -> Any:
             result = super().run(graph_module, graph_signature)
@@ -428,21 +472,40 @@ def _pass_class() -> type:
 
 def memory_planning_pass(time_limit: float = 10.0, alignment: int = DEFAULT_ALIGNMENT, *,
                          alloc_graph_input: bool = True, alloc_graph_output: bool = True,
-                         compare_greedy: bool = True, **solve_options: Any) -> Any:
+                         compare_greedy: bool = True, memories: Any = None,
+                         traffic_costs: Sequence[int] | None = None,
+                         **solve_options: Any) -> Any:
     """An ``executorch.exir.passes.MemoryPlanningPass`` that plans with cpplan.
 
-    ``time_limit``: seconds per arena for :func:`cpplan.solve.solve` (``solve_options`` go
-    there too: ``workers``, ``seed``, ``deterministic``, ...). ``alignment``: bytes, as
-    ExecuTorch's. ``alloc_graph_input`` / ``alloc_graph_output``: as ExecuTorch's (False leaves
-    those tensors to the runtime user). After lowering, ``pass.arenas`` lists an
-    :class:`ArenaReport` per arena (status, bytes, lower bound, gap, greedy's bytes) and
-    ``pass.cpplan.problems`` and ``pass.cpplan.plans`` the problems solved and their plans.
+    ``time_limit``: seconds per arena (with ``memories``: per graph) for
+    :func:`cpplan.solve.solve` (``solve_options`` go there too: ``workers``, ``seed``,
+    ``deterministic``, ...). ``alignment``: bytes, as ExecuTorch's. ``alloc_graph_input`` /
+    ``alloc_graph_output``: as ExecuTorch's (False leaves those tensors to the runtime user).
+    After lowering, ``pass.arenas`` lists an :class:`ArenaReport` per arena (status, bytes,
+    lower bound, gap, greedy's bytes) and ``pass.cpplan.problems`` and ``pass.cpplan.plans``
+    the problems solved and their plans.
+
+    ``memories``: the device's memories, fastest first, as :class:`cpplan.memories.Memory`
+    (or ExecuTorch's ``TargetMemoryMap``, whose k-th bank costs ``traffic_costs[k]`` per byte
+    moved, default ``4 ** k``): they become the arenas (``mem_id`` 1..N, or the banks'), cpplan
+    chooses every tensor's memory to minimise the traffic cost, and ``pass.tiers`` holds a
+    :class:`~cpplan.runtimes.executorch_tiers.TierReport` per graph, with what ExecuTorch's
+    banked and Cadence planners do on the same tensors (``compare_greedy=False`` skips them).
+    See :mod:`cpplan.runtimes.executorch_tiers`.
     """
     from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite
 
     if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1:
         raise CpplanError(f"alignment must be a positive number of bytes, got {alignment!r}")
-    algo = CpplanAlgorithm(time_limit, compare_greedy=compare_greedy, **solve_options)
+    if memories is not None or traffic_costs is not None:
+        from .executorch_tiers import TierAlgorithm, memory_map
+
+        mems, mem_ids = memory_map(memories if memories is not None else (), traffic_costs)
+        algo: Any = TierAlgorithm(mems, mem_ids, time_limit, compare=compare_greedy,
+                                  alloc_graph_input=alloc_graph_input,
+                                  alloc_graph_output=alloc_graph_output, **solve_options)
+    else:
+        algo = CpplanAlgorithm(time_limit, compare_greedy=compare_greedy, **solve_options)
     mpp = _pass_class()(MemoryPlanningAlgorithmSuite(algo_list=[algo]),
                         alloc_graph_input=alloc_graph_input,
                         alloc_graph_output=alloc_graph_output, alignment=alignment)
@@ -507,15 +570,16 @@ def lower(program: Any, mpp: Any, *, constant_prop: bool = False) -> Any:
 
 
 def lower_pt2(path: str | Path, time_limit: float = 10.0,
-              alignment: int = DEFAULT_ALIGNMENT, **solve_options: Any) -> tuple[bytes, list]:
+              alignment: int = DEFAULT_ALIGNMENT, *, constant_prop: bool = False,
+              **solve_options: Any) -> tuple[bytes, list]:
     """The ExecuTorch program (``.pte`` bytes) of the ExportedProgram at ``path``, planned by
-    cpplan, and the :class:`ArenaReport` of every arena. An error of cpplan's raised inside
-    ExecuTorch's passes comes out as itself; any other failure to lower as a
-    :class:`CpplanError` naming the file."""
+    cpplan, and the :class:`ArenaReport` of every arena (``constant_prop``: after ExecuTorch's
+    ``constant_prop_pass``). An error of cpplan's raised inside ExecuTorch's passes comes out
+    as itself; any other failure to lower as a :class:`CpplanError` naming the file."""
     exported = load_exported(path)
     mpp = memory_planning_pass(time_limit, alignment, **solve_options)
     try:
-        program = lower(exported, mpp)
+        program = lower(exported, mpp, constant_prop=constant_prop)
     except Exception as e:
         raise _cpplan_error(e, f"{path}: ExecuTorch could not lower it") from None
     return bytes(program.buffer), list(mpp.arenas)
@@ -533,22 +597,33 @@ def _cpplan_error(error: BaseException, context: str) -> CpplanError:
     return CpplanError(f"{context} ({type(error).__name__}: {first})")
 
 
-def run_cli(model: str, output: str, *, time_limit: float, alignment: int) -> list[str]:
+def run_cli(model: str, output: str, *, time_limit: float, alignment: int,
+            memories: Sequence[Any] = (), constant_prop: bool = False) -> list[str]:
     """``cpplan executorch``: plan ``model`` (.pt2), write the program to ``output`` (.pte),
-    return the lines to print."""
+    return the lines to print. With ``memories`` (:class:`cpplan.memories.Memory`, fastest
+    first), every tensor's memory is chosen too (:mod:`.executorch_tiers`)."""
     from ..io.atomic import write_bytes_atomic
 
-    data, arenas = lower_pt2(model, time_limit, alignment)
+    if memories:
+        from .executorch_tiers import run_cli as run_in_memories
+
+        return run_in_memories(model, output, memories, time_limit=time_limit,
+                               alignment=alignment, constant_prop=constant_prop)
+    data, arenas = lower_pt2(model, time_limit, alignment, constant_prop=constant_prop)
     write_bytes_atomic(output, data)
     return [f"wrote {output} ({len(data)} bytes)", *report_lines(arenas)]
 
 
 class _Capture:
-    """An algorithm that records the problem and returns ExecuTorch's own greedy plan."""
+    """An algorithm that records the problem and returns ExecuTorch's own greedy plan. With
+    ``memories`` (and their ``mem_ids``) the problem is :func:`problem_in_memories`'s, taken
+    before greedy runs (greedy sets every tensor's ``mem_id``)."""
 
     __name__ = "greedy"  # the stock pass then runs its Verifier, as it does by default
 
-    def __init__(self) -> None:
+    def __init__(self, memories: Sequence[Any] = (), mem_ids: Sequence[int] = ()) -> None:
+        self.memories = tuple(memories)
+        self.mem_ids = tuple(mem_ids)
         self.problems: list[Problem] = []
         self.bufsizes: list[list[int]] = []
 
@@ -557,23 +632,39 @@ class _Capture:
         from executorch.exir.memory_planning import greedy
 
         specs = list(specs)
+        name = f"graph{len(self.problems)}"
+        if self.memories:
+            from .executorch_tiers import memory_pools
+
+            problem, _ = problem_in_memories(
+                specs, graph_module, memory_pools(self.memories, alignment, extra_padding),
+                mem_ids=self.mem_ids, alignment=alignment, extra_padding=extra_padding,
+                name=name)
         result = greedy(alignment, specs, graph_module, graph_signature, extra_padding)
-        problem, _ = problem_from_specs(specs, graph_module, alignment, extra_padding,
-                                        name=f"graph{len(self.problems)}")
+        if not self.memories:
+            problem, _ = problem_from_specs(specs, graph_module, alignment, extra_padding,
+                                            name=name)
         self.problems.append(problem)
         self.bufsizes.append(list(result.bufsizes))
         return result
 
 
-def greedy_problems(program: Any, alignment: int = DEFAULT_ALIGNMENT
+def greedy_problems(program: Any, alignment: int = DEFAULT_ALIGNMENT, *,
+                    memories: Any = None
                     ) -> tuple[list[Problem], list[list[int]], bytes]:
     """Lower ``program`` (as :func:`lower` takes it) with ExecuTorch's default greedy: the
     problem of every graph (in planning order: sub-graphs first, the program's graph last),
-    greedy's buffer sizes for each (index = ``mem_id``) and the program's bytes."""
+    greedy's buffer sizes for each (index = ``mem_id``) and the program's bytes. With
+    ``memories`` (as :func:`memory_planning_pass` takes them) the problems are those of a
+    planner that chooses each tensor's memory among them (greedy still plans the program)."""
     from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite
     from executorch.exir.passes import MemoryPlanningPass
 
     capture = _Capture()
+    if memories is not None:
+        from .executorch_tiers import memory_map
+
+        capture = _Capture(*memory_map(memories))
     mpp = MemoryPlanningPass(MemoryPlanningAlgorithmSuite(algo_list=[capture]),
                              alignment=alignment)
     lowered = lower(program, mpp)
@@ -581,19 +672,23 @@ def greedy_problems(program: Any, alignment: int = DEFAULT_ALIGNMENT
 
 
 def extract_pt2(path: str | Path, alignment: int = DEFAULT_ALIGNMENT,
-                command: str = "") -> Problem:
+                command: str = "", memories: Any = None) -> Problem:
     """The problem ExecuTorch plans for the program's own graph in the ExportedProgram at
     ``path`` (sub-graphs appear as the space reserved for them); ``meta`` records ExecuTorch's
-    greedy arena bytes per pool."""
+    greedy arena bytes per pool. Every buffer's ``traffic`` is :func:`spec_traffic`'s. With
+    ``memories`` (:class:`cpplan.memories.Memory`, fastest first) the problem is the one of
+    choosing each tensor's memory among them (:func:`problem_in_memories`)."""
     exported = load_exported(path)
     try:
-        problems, sizes, _ = greedy_problems(exported, alignment)
+        problems, sizes, _ = greedy_problems(exported, alignment, memories=memories)
     except Exception as e:
         raise _cpplan_error(e, f"{path}: ExecuTorch could not lower it") from None
     problem = problems[-1]
-    greedy_bytes = {p.name: sizes[-1][int(p.name[3:])] for p in problem.pools
-                    if int(p.name[3:]) < len(sizes[-1])}
-    meta = dict(problem.meta, model=str(path), executorch_greedy_bytes=greedy_bytes)
+    meta = dict(problem.meta, model=str(path))
+    if memories is None:
+        meta["executorch_greedy_bytes"] = {p.name: sizes[-1][int(p.name[3:])]
+                                           for p in problem.pools
+                                           if int(p.name[3:]) < len(sizes[-1])}
     if command:
         meta["command"] = command
     return problem.replace(name=Path(path).stem, meta=meta)
@@ -618,8 +713,9 @@ def report_lines(arenas: list[ArenaReport]) -> list[str]:
 
 
 def extract_cli(model: str, output: str, *, alignment: int | None,
-                onnx_flags: bool = False) -> list[str]:
-    """``cpplan extract MODEL.pt2``: write the problem, return the lines to print."""
+                onnx_flags: bool = False, memories: Sequence[str] = ()) -> list[str]:
+    """``cpplan extract MODEL.pt2``: write the problem, return the lines to print.
+    ``memories``: ``--memory`` values (``NAME[:CAPACITY[:TRAFFIC_COST]]``, fastest first)."""
     import shlex
 
     from ..bounds import max_load
@@ -631,14 +727,33 @@ def extract_cli(model: str, output: str, *, alignment: int | None,
     alignment = DEFAULT_ALIGNMENT if alignment is None else alignment
     if alignment < 1:
         raise CpplanError(f"--alignment must be a positive number of bytes, got {alignment}")
+    parsed = None
+    if memories:
+        from ..memories import parse_memory
+        from .executorch_tiers import memory_map
+
+        parsed = [parse_memory(m) for m in memories]
+        memory_map(parsed, field="--memory")
     command = shlex.join(["cpplan", "extract", model, "-o", output, "--alignment",
-                          str(alignment)])
-    problem = extract_pt2(model, alignment, command=command)
+                          str(alignment), *(a for m in memories for a in ("--memory", m))])
+    problem = extract_pt2(model, alignment, command=command, memories=parsed)
     write_problem(problem, output)
+    moved = sum(b.traffic for b in problem.buffers)
+    lines = [f"wrote {output}: {len(problem.buffers)} buffers, {len(problem.aliases)} aliases, "
+             f"alignment {alignment}, {moved} bytes moved per run"]
+    if parsed:
+        from ..bounds import total_load
+
+        mem_ids = problem.meta.get("mem_ids", {})
+        for pool in problem.pools:
+            cap = "unbounded" if pool.capacity is None else f"capacity {pool.capacity}"
+            lines.append(f"{pool.name} (ExecuTorch mem_id {mem_ids.get(pool.name, '?')}): "
+                         f"{cap}, alignment {pool.alignment}, traffic cost {pool.traffic_cost}")
+        lines.append("every tensor may go to any memory; max-load of all together "
+                     f"{total_load(problem).bytes} bytes")
+        return lines
     loads = max_load(problem)
     greedy = problem.meta.get("executorch_greedy_bytes", {})
-    lines = [f"wrote {output}: {len(problem.buffers)} buffers, {len(problem.aliases)} aliases, "
-             f"alignment {alignment}"]
     for pool in problem.pools:
         n = sum(1 for b in problem.buffers if b.pools == (pool.name,))
         lines.append(f"{pool.name} (ExecuTorch mem_id {pool.name[3:]}): {n} buffers, max-load "
