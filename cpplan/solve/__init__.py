@@ -46,7 +46,7 @@ from .components import solve_components
 from .context import GOALS, Component, Context
 from .incumbent import Incumbent, Progress, Proof
 from .params import DEFAULT_PARAMS, SolverParams
-from .pools import compact_heights, solve_pools
+from .pools import pool_by_pool, solve_pools
 from .stages import bounds, first_plan, heuristics, heuristics_share, hints, tight_first
 from .tiers import solve_tiers
 
@@ -101,7 +101,7 @@ def solve(
             stage = budget.within(heuristics_share(ctx, exact))
             hints(ctx)
             if not ctx.settled() and planners is None:
-                first_plan(ctx, stage.share(params.first_plan))
+                first_plan(ctx)
             if not ctx.settled():
                 heuristics(ctx, stage, planners)
             for comp, offsets in tiled:  # (into the heuristics' plan)
@@ -113,8 +113,8 @@ def solve(
                     solve_tiers(ctx)
                     if not ctx.settled():
                         solve_pools(ctx)
-            if free_heights:
-                compact_heights(ctx, budget)
+            if free_heights:  # (the arenas packed again: the objective stays)
+                pool_by_pool(ctx, budget)
     return _finish(ctx, started, explain)
 
 

@@ -24,10 +24,6 @@ class SolverParams:
     lns_above: int = 3000
 
     # -- the first plan and the heuristics --------------------------------------------------------
-    #: The share of the heuristics' time the first greedy plan may take before it finishes
-    #: in tracks: all of it (it ends in milliseconds on thousands of blocks; on tens of
-    #: thousands, the more of them it places, the closer to the bound its plan).
-    first_plan: float = 1.0
     #: The heuristics' quick share when probes follow: enough for the greedy planners and a
     #: little local search (the probes then start with a DFS dive, which on real networks
     #: reaches the max-load at once).

@@ -3,7 +3,8 @@
 Up to ``max_exact_blocks`` blocks, one CP-SAT model over every block chooses each block's pool
 and offset and minimises the whole objective, heights and traffic (:mod:`cpplan.exact.model`),
 from the best plan as a hint and under proven caps only. Beyond, the best plan's choice of pools
-stays and each pool is solved as a one-pool problem (:func:`pool_by_pool`).
+stays and each pool is solved as a one-pool problem (:func:`pool_by_pool`), which also packs
+the arenas again where heights cost nothing.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from ..problem import Buffer, Problem
 from .context import Context
 from .incumbent import Proof
 
-__all__ = ["solve_pools", "pool_by_pool", "pool_problem", "compact_heights"]
+__all__ = ["solve_pools", "pool_by_pool", "pool_problem"]
 
 
 def solve_pools(ctx: Context) -> None:
     """Several pools: one model over all blocks, or pool by pool beyond ``max_exact_blocks``."""
     if len(ctx.blocks) > ctx.params.max_exact_blocks:
-        pool_by_pool(ctx)
+        pool_by_pool(ctx, ctx.budget)
     else:
         _whole_model(ctx)
 
@@ -63,12 +64,17 @@ def _whole_model(ctx: Context) -> None:
         inc.prove(Proof("cp-sat", "no plan meets the pools' capacities"))
 
 
-def pool_by_pool(ctx: Context) -> None:
-    """Several pools, too many blocks for one model: the best plan's choice of pools stays, and
-    each pool's buffers are solved as a one-pool problem (probes, CP-SAT, large neighbourhood
-    search) from their current offsets as hints, the costliest excess first, until the time
-    limit. With the pools fixed, the objective falls with every pool's height, so each pool's
-    best plan is kept; nothing here is a proof for the whole problem."""
+def pool_by_pool(ctx: Context, budget: Budget) -> None:
+    """The best plan's choice of pools stays, and each pool's buffers are solved again as a
+    one-pool problem (probes, CP-SAT, large neighbourhood search) from their offsets as hints,
+    within ``budget``, the pool with the largest excess first (height above its own load, times
+    its cost; times one where no height costs anything). A pool's new packing is kept when it
+    is lower and the objective no higher: with the pools fixed the traffic is too, so the
+    objective falls with the heights, or (heights that cost nothing) stays while the arenas
+    shrink. Nothing here is a proof for the whole problem.
+
+    Used for several pools beyond one model (``max_exact_blocks``), and, where heights cost
+    nothing (memories chosen for traffic alone), to pack the arenas again at the end."""
     from . import solve
 
     b, inc, problem = ctx.blocks, ctx.incumbent, ctx.problem
@@ -80,28 +86,27 @@ def pool_by_pool(ctx: Context) -> None:
     for buf in problem.buffers:
         members.setdefault(placements[buf.id].pool, []).append(buf)
     own = max_load(b)
-    heights = plan.heights
+    heights = dict(plan.heights)
+    weighted = any(p.cost for p in problem.pools)
 
     def excess(name: str) -> int:
-        return problem.pool(name).cost * (heights[name] - own[name].bytes)
+        cost = problem.pool(name).cost if weighted else 1
+        return cost * (heights[name] - own[name].bytes)
 
     todo = sorted((n for n in members if excess(n) > 0), key=excess, reverse=True)
     weight = {n: len(members[n]) for n in todo}
-    budget = ctx.budget
     for k, name in enumerate(todo):
-        if budget.remaining() <= ctx.params.min_minimise:
+        if budget.remaining() <= ctx.params.min_probe:
             break
         share = budget.within(budget.remaining() * weight[name]
                               / sum(weight[m] for m in todo[k:]))
         sub = pool_problem(problem, members[name], name, placements)
         got = solve(sub, share, params=ctx.params, explain=False)
-        if got.status in ("optimal", "feasible") and got.heights[name] < heights[name]:
+        if got.placements and got.heights[name] < heights[name]:
             placements.update(got.placements)
-            pools, offsets = b.arrays(placements)
-            if inc.offer(pools, offsets, "pools"):
-                heights = {**heights, name: got.heights[name]}
+            if inc.offer_lower(*b.arrays(placements), inc.planner if not weighted else "pools"):
+                heights[name] = got.heights[name]
                 inc.emit("pools", f"pool {name}: height {got.heights[name]}")
-
 
 
 def pool_problem(problem: Problem, buffers: list[Buffer], pool: str,
@@ -114,34 +119,3 @@ def pool_problem(problem: Problem, buffers: list[Buffer], pool: str,
     return Problem(moved, (problem.pool(pool),),
                    tuple(a for a in problem.aliases if a.buffer in keep),
                    name=f"{problem.name}:{pool}")
-
-
-def compact_heights(ctx: Context, budget: Budget) -> None:
-    """Heights that cost nothing (the memories of a device, chosen for traffic alone): each
-    pool's blocks of the best plan solved again as a one-pool problem within a share of
-    ``budget`` (the pools stay, so the objective does), the highest arena first; a pool's new
-    packing is kept when it is lower (the runtime allocates the arenas)."""
-    from . import solve
-
-    b, inc, problem = ctx.blocks, ctx.incumbent, ctx.problem
-    if inc.pools is None or inc.offsets is None:
-        return
-    plan = b.to_plan(inc.pools, inc.offsets, planner="compact", lower_bound=inc.lower)
-    placements = dict(plan.placements)
-    members: dict[str, list[Buffer]] = {}
-    for buf in problem.buffers:
-        members.setdefault(placements[buf.id].pool, []).append(buf)
-    heights = dict(plan.heights)
-    todo = sorted(members, key=lambda name: -heights[name])
-    for k, name in enumerate(todo):
-        if budget.remaining() <= 0.01:
-            return
-        sub = pool_problem(problem, members[name], name, placements)
-        got = solve(sub, budget.within(budget.remaining() / (len(todo) - k)),
-                    params=ctx.params, explain=False)
-        if got.placements and got.heights[name] < heights[name]:
-            placements.update(got.placements)
-            if inc.offer_lower(*b.arrays(placements), inc.planner):
-                heights[name] = got.heights[name]
-                inc.emit("compact", f"pool {name}: height {got.heights[name]}, the objective "
-                         "unchanged")

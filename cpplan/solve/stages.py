@@ -16,7 +16,6 @@ from ..errors import CapacityError, CpplanError, PlanError
 from ..exact.outcome import Outcome
 from ..exact.tiling import is_tight
 from ..planners import registry
-from ..planners.fit import budget_orders
 from ..planners.portfolio import REPLICAS_UP_TO, SEARCHES, default_planners
 from ..planners.stacking import stack
 from .components import tile_tight
@@ -74,41 +73,38 @@ def hints(ctx: Context) -> None:
         inc.emit("heuristic", "the problem's hints")
 
 
-def first_plan(ctx: Context, budget: Budget) -> None:
-    """Best-fit in size order (the largest blocks first, O(n log n) on the overlap index),
-    which, when ``budget`` runs out, finishes its smallest blocks in tracks
-    (:mod:`cpplan.planners.tracks`): a plan of every problem a greedy can place, never the
-    no-reuse stacking."""
+def first_plan(ctx: Context) -> None:
+    """Best-fit as it runs alone (in as many orders as the problem's size allows, size order
+    first: the largest blocks first, O(n log n) on the overlap index each), with all of the
+    search's time it needs: when that runs out, the best order done stands, or the first one
+    finishes its smallest blocks in tracks (:mod:`cpplan.planners.tracks`). So a solve starts
+    from what best-fit alone gives in the same limit, and never from the no-reuse stacking
+    where a greedy can place the blocks. (The time to finish and check that plan is the
+    solve's own reserve: the plan it checks is the one the solve returns, unless a better one
+    comes.)"""
     inc = ctx.incumbent
+    budget = ctx.budget
     try:
-        with budget.active():  # (its limit, less the time to finish and check its plan)
-            plan = registry.get("best-fit")(
-                ctx.problem, replace(budget.options, time_limit=budget.remaining()),
-                order="size")
+        with budget.active():
+            plan = registry.get("best-fit")(ctx.problem, replace(budget.options, time_limit=None))
     except (CapacityError, OutOfTime):
         return  # (the heuristics try other orders and planners)
     if inc.offer(*ctx.blocks.arrays(plan.placements), "best-fit"):
         left = plan.stats.get("finished_in_tracks")
-        inc.emit("heuristic", "best-fit, size order" + (
+        inc.emit("heuristic", f"best-fit, {plan.stats['order']} order" + (
             f" ({left} blocks finished in tracks at the time limit)" if left else ""))
 
 
 def heuristics(ctx: Context, budget: Budget, planners: list[str] | None) -> None:
-    """The heuristic portfolio (or ``planners``) within ``budget``: cpplan's greedy planners
-    in every order the problem's size allows (best-fit's size order ran already), the cheap
-    replicas of production allocators, the local search with the time left. Should nothing
-    give a plan, the no-reuse stacking (one pass, no search) is the fallback, so that a solve
-    has a plan whenever one is easy to have."""
+    """The heuristic portfolio (or ``planners``) within ``budget``: first-fit in every order the
+    problem's size allows (best-fit ran first), the cheap replicas of production allocators,
+    the local search with the time left. Should nothing give a plan, the no-reuse stacking (one
+    pass, no search) is the fallback, so that a solve has a plan whenever one is easy to have.
+    """
     inc = ctx.incumbent
     failures = []
-    names, own = planners, {}
-    if names is None:
-        names = default_planners(ctx.problem)
-        orders = [o for o in budget_orders(len(ctx.blocks)) if o != "size"]
-        if orders:
-            own["best-fit"] = {"orders": orders}
-        else:
-            names.remove("best-fit")
+    # (best-fit ran first, in every order its size allows)
+    names = planners or [n for n in default_planners(ctx.problem) if n != "best-fit"]
     for name in names:
         if budget.expired():
             break
@@ -116,8 +112,7 @@ def heuristics(ctx: Context, budget: Budget, planners: list[str] | None) -> None
         limit = budget.remaining() if name in SEARCHES else None
         try:
             with budget.active():
-                plan = registry.get(name)(ctx.problem, replace(budget.options, time_limit=limit),
-                                          **own.get(name, {}))
+                plan = registry.get(name)(ctx.problem, replace(budget.options, time_limit=limit))
         except OutOfTime:
             break
         except CpplanError as e:  # (a capacity it cannot meet; a replica refusing a problem)

@@ -67,3 +67,38 @@ def test_where_fragmentation_costs_traffic_the_bound_stays_below_and_solve_prove
     assert not check(problem, plan)
     assert plan.objective > everything_fast and plan.fast_share < 1
     assert plan.status == "optimal" and plan.lower_bound == plan.objective  # proven by CP-SAT
+
+
+def _sram_tiled(n: int, decoys: int, seed: int, k: int = 4) -> tuple[Problem, int]:
+    """sram (capacity W) exactly tiled by a perfect packing of width W whose buffers move k
+    times their size; decoys (anywhere in time) move once their size. Evicting tiled buffers
+    for a decoy frees, at some moment, at least the decoy's size of buffers that move k times
+    more per byte: the optimum keeps the tiling in sram and the decoys in dram."""
+    import random
+
+    from cpplan.perfect import perfect_packing
+
+    width, horizon = 64, 40
+    tiled = perfect_packing(n, seed=seed, width=width, horizon=horizon)
+    rng = random.Random(seed)
+    buffers = [Buffer("t" + b.id, b.size, b.start, b.end, traffic=k * b.size)
+               for b in tiled.buffers]
+    for d in range(decoys):
+        start = rng.randrange(horizon - 1)
+        size = rng.randrange(1, width // 2)
+        buffers.append(Buffer(f"d{d}", size, start, rng.randrange(start + 1, horizon + 1),
+                              traffic=size))
+    optimum = sum(k * b.size for b in tiled.buffers) + 4 * sum(
+        b.size for b in buffers if b.id.startswith("d"))
+    return Problem(tuple(buffers), (Pool("sram", width, cost=0, traffic_cost=1),
+                                    Pool("dram", cost=0, traffic_cost=4))), optimum
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 1000))
+def test_a_tiled_fast_memory_is_found_and_proven(seed):
+    problem, optimum = _sram_tiled(12, 4, seed)
+    plan = solve(problem, time_limit=10, deterministic=True)
+    assert not check(problem, plan)
+    assert plan.lower_bound <= optimum <= plan.objective  # the bound is true
+    assert plan.status == "optimal" and plan.objective == optimum
