@@ -24,18 +24,10 @@ from ..deadline import OutOfTime, PlanOptions
 from ..errors import PlanError
 from ..plan import Plan
 from ..planners.fit import conflicts
+from ..planners.placer import capacity_error
 from ..planners.registry import register
 from ..problem import Problem
-from ._greedy import (
-    EMPTY,
-    Arena,
-    align_up,
-    capacity_error,
-    check_alignment,
-    finish,
-    prepare,
-    rand_r,
-)
+from ._greedy import EMPTY, Arena, align_up, check_alignment, finish, prepare, rand_r
 
 _DOC = """
 
