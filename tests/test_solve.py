@@ -261,10 +261,10 @@ def test_deterministic_mode_is_byte_identical_when_time_runs_out():
     assert json.loads(runs[0])["seconds"] <= 2.0
 
 
-def _solve_interrupted(problem: Problem, at: int, time_limit: float
+def _solve_interrupted(problem: Problem, at: str, time_limit: float
                        ) -> tuple[Plan, Budget, list[Progress], float]:
-    """solve() on the deterministic clock, with Ctrl-C (SIGINT) pressed as its ``at``-th
-    heuristic plan comes in: the plan, its budget, the progress seen until then, and the
+    """solve() on the deterministic clock, with Ctrl-C (SIGINT) pressed as the first progress
+    of phase ``at`` comes in: the plan, its budget, the progress seen until then, and the
     budget's clock then. (The wall-clock figure, how long a solve takes to end after Ctrl-C,
     is benchmarks/time_limits.py --ctrl-c S.)"""
     if threading.current_thread() is not threading.main_thread():
@@ -277,7 +277,7 @@ def _solve_interrupted(problem: Problem, at: int, time_limit: float
         if pressed:
             return
         seen.append(p)
-        if sum(q.phase == "heuristic" for q in seen) == at:
+        if p.phase == at:
             pressed.append(budget.elapsed())
             signal.raise_signal(signal.SIGINT)  # (handled here, in the main thread)
 
@@ -292,7 +292,7 @@ def test_ctrl_c_while_the_heuristics_run_returns_a_checked_plan_at_once():
     rng = __import__("random").Random(5)
     problem = Problem(tuple(Buffer(f"b{i}", rng.randrange(1, 5000), s, s + rng.randrange(1, 300))
                             for i, s in enumerate(rng.randrange(0, 20000) for _ in range(30000))))
-    plan, budget, seen, pressed = _solve_interrupted(problem, 1, time_limit=120)
+    plan, budget, seen, pressed = _solve_interrupted(problem, "heuristic", time_limit=120)
     assert plan.stats["interrupted"] is True and "interrupted" in plan.summary()
     assert not check(problem, plan)
     assert list(plan.stats["offered"]) == ["best-fit"]
@@ -301,19 +301,20 @@ def test_ctrl_c_while_the_heuristics_run_returns_a_checked_plan_at_once():
 
 
 def test_ctrl_c_returns_the_best_plan_so_far():
-    # Ctrl-C as the second heuristic plan, better than the first, comes in: that one is the
-    # answer, checked, and the clock stops where Ctrl-C found it.
+    # Ctrl-C as the exact search's first plan comes in (J: better than every heuristic's, far
+    # from the end of the search): that plan is the answer, checked, and the clock stops where
+    # Ctrl-C found it.
     from cpplan.io import read_problem
 
     problem = read_problem(benchmark("minimalloc-challenging", "J.1048576.csv"))
-    plan, budget, seen, pressed = _solve_interrupted(problem, 2, time_limit=60)
-    first, second = (p.best for p in seen if p.phase == "heuristic")
-    assert second is not None and first is not None and second < first
-    assert plan.objective == second
+    plan, budget, seen, pressed = _solve_interrupted(problem, "probe", time_limit=10)
+    heuristics = [v for k, v in plan.stats["offered"].items() if k != "probe"]
+    assert seen[-1].best is not None and seen[-1].best < min(heuristics)
+    assert plan.objective == seen[-1].best == plan.stats["offered"]["probe"]
     assert plan.stats["interrupted"] is True
     assert not check(problem, plan)
-    assert plan.status in ("feasible", "optimal")
-    assert budget.elapsed() == pytest.approx(pressed, abs=1e-9) and pressed < 60
+    assert plan.status == "feasible"
+    assert budget.elapsed() == pytest.approx(pressed, abs=1e-9) and pressed < 10
 
 
 @given(st.integers(0, 3))
