@@ -30,7 +30,7 @@ import numpy as np
 
 from .load import objective_lower_bound
 from .plan import Placement, Plan, ensure_valid
-from .problem import Problem
+from .problem import Buffer, Problem
 
 __all__ = ["Blocks", "make_blocks"]
 
@@ -231,8 +231,8 @@ def _make_blocks(problem: Problem) -> Blocks:
         groups: dict[int, list[tuple[int, int]]] = {}
         for i, b in enumerate(buffers):
             if b.id in root_of:
-                r, d = root_of[b.id]
-                groups.setdefault(index[r], []).append((i, d))
+                rid, d = root_of[b.id]
+                groups.setdefault(index[rid], []).append((i, d))
         roots = [i for i, b in enumerate(buffers) if b.id not in root_of]
         member_ptr = [0]
         member: list[int] = []
@@ -361,7 +361,7 @@ def _scale(sizes: np.ndarray, displacements: np.ndarray, fixed: np.ndarray,
     return g
 
 
-def _occupancy(buffer) -> list[tuple[int, int, int, int]]:
+def _occupancy(buffer: Buffer) -> list[tuple[int, int, int, int]]:
     """A buffer's rectangles (its lifetime, minus gaps, plus their windows); a zero-size or
     fully idle buffer keeps one empty rectangle over its lifetime, so its block keeps a span."""
     if not buffer.gaps:

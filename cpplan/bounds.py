@@ -83,9 +83,10 @@ def capacity_conflict(problem: Problem | Blocks) -> str | None:
         if cap is not None and bound.bytes > cap:
             return (f"pool {name!r} needs {bound.bytes} bytes at step {bound.moment} "
                     f"({bound.live} buffers live), over its capacity {cap}")
-    if all(p.capacity is not None for p in pools):
+    caps = [p.capacity for p in pools if p.capacity is not None]
+    if len(caps) == len(pools):
         total = total_load(blocks)
-        cap = sum(p.capacity for p in pools)  # type: ignore[misc]
+        cap = sum(caps)
         if total.bytes > cap:
             return (f"{total.bytes} bytes are live at step {total.moment} ({total.live} buffers),"
                     f" over the {cap} bytes of all pools together")

@@ -9,11 +9,12 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from types import FrameType
 
 _interrupted = False
 
 
-def _on_sigint(signum: int, frame: object) -> None:
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
     """Ctrl-C: remember it (an interrupt inside a compiled module's import surfaces as an
     ImportError), then interrupt as Python does."""
     global _interrupted
@@ -144,7 +145,7 @@ def info(problem_file: str, as_json: bool) -> None:
     loads = max_load(blocks)
     comps = blocks.components()
     t0, t1 = problem.time_span
-    data = {
+    data: dict[str, Any] = {
         "name": problem.name,
         "buffers": len(problem.buffers),
         "aliases": len(problem.aliases),
@@ -470,9 +471,10 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
 
         cache = default_cache_dir()
         reference(problem, time_limit=time_limit, cache_dir=cache)
-        plan = cached_plan(problem, cache)
-        if plan is None:
+        cached = cached_plan(problem, cache)
+        if cached is None:
             raise CpplanError("the exact reference found no plan (is the problem infeasible?)")
+        plan = cached
     bad = check(problem, plan)
     if bad:
         click.echo(f"cpplan: warning: the plan is invalid ({len(bad)} violations, first: "

@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass, field, replace
 from numbers import Integral
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -156,8 +156,8 @@ class Plan:
         return cls({}, {p.name: 0 for p in problem.pools}, planner, seconds, None, "infeasible",
                    0, explanation, conflict=conflict)
 
-    def with_record(self, **changes: object) -> Plan:
-        return replace(self, **changes)  # type: ignore[arg-type]
+    def with_record(self, **changes: Any) -> Plan:
+        return replace(self, **changes)
 
     def summary(self) -> str:
         """One line: status, height, lower bound, gap, seconds; the traffic's cost and the share
@@ -296,8 +296,9 @@ def _passes(problem: Problem, plan: Plan) -> bool:
     got = [placed.get(bid) for bid in cols.ids]  # same count, all found: the same keys
     if set(map(type, got)) != {Placement}:
         return False
-    pools = tuple(map(itemgetter(0), got))
-    offs = tuple(map(itemgetter(1), got))
+    placements = cast(list[Placement], got)  # (every one a Placement: tested above)
+    pools = tuple(map(itemgetter(0), placements))
+    offs = tuple(map(itemgetter(1), placements))
     if set(map(type, offs)) != {int}:
         return False
     try:
@@ -442,7 +443,9 @@ def objective_of(problem: Problem, heights: dict[str, int],
 
 
 def _placement(pool: str, off: object) -> Placement:
-    return Placement(pool, int(off) if type(off) is not int and _is_int(off) else off)
+    if type(off) is not int and isinstance(off, Integral) and not isinstance(off, bool):
+        return Placement(pool, int(off))  # (a numpy integer)
+    return Placement(pool, cast(int, off))  # an int, or anything else for check to report
 
 
 def _is_int(value: object) -> bool:

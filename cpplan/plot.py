@@ -25,8 +25,9 @@ are built without ``pyplot``, so nothing here depends on a display or a GUI back
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .bounds import max_load
 from .errors import CpplanError, missing_extra
@@ -62,6 +63,14 @@ def _byte_step(top: float) -> int:
     while top / (step * 2) >= 4:
         step *= 2
     return step
+
+
+def _vertices(rects: list[Any]) -> Sequence[Any]:
+    """Rectangles as one (n, 4, 2) float array: matplotlib's fast path for many polygons (its
+    stubs ask for a sequence of arrays, which the array is)."""
+    import numpy as np
+
+    return cast("Sequence[Any]", np.asarray(rects, float))
 
 
 def _pow2_ticks(lo: float, hi: float, most: int = 8) -> list[float]:
@@ -131,7 +140,7 @@ def plot_plan(
     lw = _edge_width(n_drawn)
     t0, t1 = problem.time_span
 
-    values_all = []
+    values_all: list[float] = []
     for b in problem.buffers:
         if color_by == "size":
             values_all.append(max(b.size, 1))
@@ -141,10 +150,12 @@ def plot_plan(
             values_all.append(b.traffic / max(b.size, 1))
         else:
             values_all.append(b.start)
-    norm = None
+    norm: Normalize | None = None
+    span = (1.0, 1.0)  # the log scale's ends
     if color_by in ("size", "lifetime") and values_all:
         lo, hi = min(values_all), max(values_all)
-        norm = LogNorm(lo, hi if hi > lo else lo * 1.0001 + 1)
+        span = (lo, hi if hi > lo else lo * 1.0001 + 1)
+        norm = LogNorm(*span)
     elif color_by in ("start", "traffic") and values_all:
         norm = Normalize(min(values_all), max(max(values_all), min(values_all) + 1))
     cmap = mpl.colormaps[_CMAPS.get(color_by, "viridis")]
@@ -172,7 +183,7 @@ def plot_plan(
             if b.id not in aliased:
                 names.append((b.id, (b.start + b.end) / 2, pl.offset + b.size / 2, b.size))
         if roots:
-            coll = PolyCollection(np.asarray(roots, float), linewidths=lw,
+            coll = PolyCollection(_vertices(roots), linewidths=lw,
                                   edgecolors=(0.15, 0.15, 0.15, 0.8))
             if color_by == "none":
                 coll.set_facecolor((0.55, 0.7, 0.85, 1.0))
@@ -184,7 +195,7 @@ def plot_plan(
             ax.add_collection(coll)
         if alias_rects:
             ax.add_collection(PolyCollection(
-                np.asarray(alias_rects, float), facecolors=(1, 1, 1, 0.25),
+                _vertices(alias_rects), facecolors=(1, 1, 1, 0.25),
                 edgecolors=(0.1, 0.1, 0.1, 0.9), linewidths=max(lw, 0.3), hatch="////"))
         height = plan.heights.get(pool_name, 0)
         bound = loads[pool_name]
@@ -233,7 +244,7 @@ def plot_plan(
         cb.set_label(what)
         if color_by in ("size", "lifetime"):
             cb.ax.minorticks_off()
-            cb.set_ticks(_pow2_ticks(norm.vmin, norm.vmax))
+            cb.set_ticks(_pow2_ticks(*span))
             cb.ax.yaxis.set_major_formatter(
                 FuncFormatter(_bytes if color_by == "size" else lambda v, _p: f"{v:,.0f}"))
     if title is None:

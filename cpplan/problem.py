@@ -34,10 +34,11 @@ Conventions (they hold everywhere in cpplan):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from numbers import Integral
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -60,10 +61,11 @@ def _integer(value: object, what: str, *, buffer: str | None = None,
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ProblemError(f"must be an integer, got {value!r}", buffer=buffer, pool=pool,
                            field=what)
-    if not -MAX_VALUE < value < MAX_VALUE:
+    number = int(value)
+    if not -MAX_VALUE < number < MAX_VALUE:
         raise ProblemError(f"too large: {value} (cpplan needs |value| < 2**62)", buffer=buffer,
                            pool=pool, field=what)
-    return int(value)
+    return number
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,7 +400,7 @@ class Problem:
         buffers = self.buffers
         n = len(buffers)
 
-        def column(values) -> np.ndarray:
+        def column(values: Iterable[int]) -> np.ndarray:
             out = np.fromiter(values, np.int64, n)
             out.flags.writeable = False  # shared by every user of the problem
             return out
@@ -438,11 +440,11 @@ class Problem:
                       for p in self.pools)
         return self.replace(pools=pools)
 
-    def replace(self, **changes: object) -> Problem:
-        kw = {"buffers": self.buffers, "pools": self.pools, "aliases": self.aliases,
-              "name": self.name, "meta": self.meta}
+    def replace(self, **changes: Any) -> Problem:
+        kw: dict[str, Any] = {"buffers": self.buffers, "pools": self.pools,
+                              "aliases": self.aliases, "name": self.name, "meta": self.meta}
         kw.update(changes)
-        return Problem(**kw)  # type: ignore[arg-type]
+        return Problem(**kw)
 
     # -- validation ----------------------------------------------------------------------------
     def _validate(self) -> None:
@@ -479,9 +481,9 @@ class Problem:
             if b.id in ids:
                 raise ProblemError("duplicate id", buffer=b.id, field="id")
             ids.add(b.id)
-            for p in b.pools:
-                if p not in names:
-                    raise ProblemError(f"unknown pool {p!r}", buffer=b.id, field="pools")
+            for name in b.pools:
+                if name not in names:
+                    raise ProblemError(f"unknown pool {name!r}", buffer=b.id, field="pools")
         for b in self.buffers:
             if b.offset is None:
                 continue
@@ -493,7 +495,7 @@ class Problem:
                         f"{pool.alignment}", buffer=b.id, field="offset")
             fits = [p for p in pools if p.capacity is None or b.offset + b.size <= p.capacity]
             if not fits:
-                cap = max(p.capacity for p in pools)  # type: ignore[type-var]
+                cap = max(p.capacity for p in pools if p.capacity is not None)  # (all bounded)
                 raise ProblemError(
                     f"fixed at {b.offset}, it ends at byte {b.offset + b.size}, beyond the "
                     f"capacity {cap} of its pools", buffer=b.id, field="offset")
@@ -574,8 +576,8 @@ class Problem:
         for b in self.buffers:
             root = self.root_of[b.id][0] if b.id in self.root_of else b.id
             members.setdefault(root, []).append(b)
-        fixed = [b for b in self.buffers if b.offset is not None
-                 and any(m.size > 0 for m in members[b.id])]
+        at = {b.id: b.offset for b in self.buffers if b.offset is not None}
+        fixed = [b for b in self.buffers if b.id in at and any(m.size > 0 for m in members[b.id])]
         if len(fixed) < 2:
             return
         from .sweep import first_overlap
@@ -596,15 +598,15 @@ class Problem:
             rects = []
             owner = []  # rect -> its pair
             for k, (r, m) in enumerate(pairs):
-                base = r.offset + disp[m.id]  # type: ignore[operator]
+                base = at[r.id] + disp[m.id]
                 for s, e, lo, hi in m.pieces():  # (a gap frees the bytes outside its window)
                     rects.append((s, e, base + lo, base + hi, group[r.id]))
                     owner.append(k)
             hit = first_overlap(rects)
             if hit is not None:
                 (ra, a), (rc, c) = pairs[owner[hit[0]]], pairs[owner[hit[1]]]
-                la = ra.offset + disp[a.id]  # type: ignore[operator]
-                lc = rc.offset + disp[c.id]  # type: ignore[operator]
+                la = at[ra.id] + disp[a.id]
+                lc = at[rc.id] + disp[c.id]
                 via = "" if a is ra else f" (through its alias {a.id!r})"
                 via_c = "" if c is rc else f" (through its alias {c.id!r})"
                 raise ProblemError(

@@ -23,6 +23,8 @@ benchmarks/segtree.py`` prints both).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 __all__ = ["canonical_nodes", "RangeAddTree", "SlotTree", "CoverMinTree", "sparse_table",
@@ -120,7 +122,7 @@ class SlotTree:
     key, so that the last search takes a whole node at once when all of its slots qualify.
     ``absent`` is the key :meth:`min_at` gives when no slot qualifies."""
 
-    def __init__(self, n: int, empty: int, op, absent: int) -> None:
+    def __init__(self, n: int, empty: int, op: Callable[[int, int], int], absent: int) -> None:
         size = 1
         while size < max(n, 1):
             size *= 2
@@ -274,7 +276,7 @@ class CoverMinTree:
         return out
 
 
-def sparse_table(values: np.ndarray, op) -> list[np.ndarray]:
+def sparse_table(values: np.ndarray, op: np.ufunc) -> list[np.ndarray]:
     """Sparse table of ``values`` under ``op`` (``np.maximum`` or ``np.minimum``): level ``k``
     holds ``op`` over windows of ``2**k`` values."""
     table = [values]
@@ -286,7 +288,8 @@ def sparse_table(values: np.ndarray, op) -> list[np.ndarray]:
     return table
 
 
-def sparse_range(table: list[np.ndarray], a: np.ndarray, b: np.ndarray, op) -> np.ndarray:
+def sparse_range(table: list[np.ndarray], a: np.ndarray, b: np.ndarray, op: np.ufunc
+                 ) -> np.ndarray:
     """``op`` over ``values[a:b]`` (``b > a``) for every pair, from a sparse table."""
     k = np.floor(np.log2(b - a)).astype(np.int64)
     out = np.empty(len(a), table[0].dtype)

@@ -71,8 +71,8 @@ def irreducible_conflict(problem: Problem | Blocks,
                 break
             if answer is None and budget.remaining() <= 0:
                 return None
-        if start is None:
-            return None
+    if start is None:
+        return None
     kept, irreducible = _deletion_filter(blocks, start, budget)
     return _named(blocks, kept, irreducible, how)
 

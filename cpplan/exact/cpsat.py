@@ -37,7 +37,8 @@ def new_solver(budget: Budget, seconds: float, workers: int = 1) -> cp_model.CpS
 
 
 def run(budget: Budget, solver: cp_model.CpSolver, model: cp_model.CpModel,
-        callback: cp_model.CpSolverSolutionCallback | None = None) -> int:
+        callback: cp_model.CpSolverSolutionCallback | None = None
+        ) -> cp_model.CpSolverStatus:
     """Solve ``model``; a stop of ``budget`` stops the solver (which keeps its best solution),
     and its deterministic time is charged to ``budget`` (so every clock of the run moves)."""
     from ortools.sat.python import cp_model

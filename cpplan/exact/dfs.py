@@ -49,6 +49,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -202,8 +203,9 @@ class _Search:
         np.add.at(covered, self.sec_hi, -size)
         self.total0 = np.cumsum(covered)[:S]
         members = int((self.sec_hi - self.sec_lo).sum())
-        self.floors = (_TreeFloors(self.sec_lo, self.sec_hi, S) if members > TREE_FLOORS_FROM
-                       else _FlatFloors(self.sec_lo, self.sec_hi, S))
+        self.floors: _Floors[Any] = (
+            _TreeFloors(self.sec_lo, self.sec_hi, S) if members > TREE_FLOORS_FROM
+            else _FlatFloors(self.sec_lo, self.sec_hi, S))
         # cut[s]: blocks in both section s and s + 1.
         diff = np.zeros(S + 1, np.int64)
         np.add.at(diff, self.sec_lo, 1)
@@ -423,6 +425,19 @@ class _Search:
             cut[lo:hi - 1] += 1
 
 
+_Saved = TypeVar("_Saved")
+
+
+class _Floors(Protocol[_Saved]):
+    """The floor of every section, kept up to date as blocks move (:class:`_FlatFloors`,
+    :class:`_TreeFloors`); ``update`` returns what ``restore`` needs to undo it."""
+
+    def reset(self, eff: np.ndarray, H: int) -> None: ...
+    def update(self, changed: np.ndarray, eff: np.ndarray, a: int, b: int) -> _Saved: ...
+    def restore(self, saved: _Saved) -> None: ...
+    def range(self, a: int, b: int) -> np.ndarray: ...
+
+
 class _FlatFloors:
     """The floor of every section: the least value (``eff``: an unplaced block's minimum
     offset, ``H`` once placed) over the blocks live in it, kept as one array and recomputed
@@ -464,15 +479,27 @@ class _FlatFloors:
         return self.floor[a:b]
 
 
-class _TreeFloors(CoverMinTree):
+class _TreeFloors:
     """The floor of every section: the least value (``eff``: an unplaced block's minimum
     offset, ``H`` once placed) over the blocks whose section range covers it, in the shared
     :class:`cpplan.segtree.CoverMinTree` (a change of some blocks' values recomputes their
     nodes only, instead of every member of every section they span: quadratic on windows of
     long-lived blocks). The interface of :class:`_FlatFloors`."""
 
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, S: int) -> None:
+        self.tree = CoverMinTree(lo, hi, S)
+
+    def reset(self, eff: np.ndarray, H: int) -> None:
+        self.tree.reset(eff, H)
+
     def update(self, changed: np.ndarray, eff: np.ndarray, a: int, b: int
                ) -> tuple[np.ndarray, np.ndarray]:
         """Recompute after the values of blocks ``changed`` (spanning sections ``a`` to
         ``b - 1``, which the tree does not need) moved; returns what :meth:`restore` needs."""
-        return super().update(changed, eff)
+        return self.tree.update(changed, eff)
+
+    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
+        self.tree.restore(saved)
+
+    def range(self, a: int, b: int) -> np.ndarray:
+        return self.tree.range(a, b)

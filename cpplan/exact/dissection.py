@@ -184,7 +184,8 @@ class _Merger:
         self.A = [int(v) for v in start]
         self.B = [int(v) for v in end]
         self.V: list[list[tuple]] = [[(max(1, int(v)), 0, None)] for v in align]
-        self.C = [((m, r),) for [(m, r, _parts)] in self.V]  # each node's classes (of V)
+        # each node's classes (of V)
+        self.C: list[tuple[tuple[int, int], ...]] = [((m, r),) for [(m, r, _parts)] in self.V]
         self.ends_at: dict[int, set[int]] = defaultdict(set)
         self.starts_at: dict[int, set[int]] = defaultdict(set)
         for i in range(self.n):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -47,16 +48,21 @@ ORDERS = {
 }
 
 
+#: A block's literal for one of its candidate pools: a Boolean variable, or True when the block
+#: has that one candidate
+PoolLiteral: TypeAlias = "cp_model.IntVar | Literal[True]"
+
+
 @dataclass
 class PackingModel:
     """A built model and the handles to read a solution back."""
 
     model: cp_model.CpModel
     ids: np.ndarray  # block indices in this model
-    offset: list  # per model block: affine expression or int (scaled offset)
-    k: list  # per model block: the IntVar k (offset = align * k), or None when fixed
+    offset: list[cp_model.LinearExprT]  # per model block: affine expression or int (scaled)
+    k: list[cp_model.IntVar | None]  # per model block: k (offset = align * k), None when fixed
     align: list[int]
-    presence: list[dict[int, object]]  # per model block: pool -> literal (or True)
+    presence: list[dict[int, PoolLiteral]]  # per model block: pool -> literal (or True)
     height: dict[int, cp_model.IntVar]
     order: list[int] = field(default_factory=list)  # model positions, largest first
 
@@ -136,12 +142,13 @@ def build_model(
         p: m.new_int_var(min(height_min.get(p, 0), height_max[p]), height_max[p], f"height{p}")
         for p in used_pools
     }
-    offset: list = []
-    kvars: list = []
+    offset: list[cp_model.LinearExprT] = []
+    kvars: list[cp_model.IntVar | None] = []
     aligns: list[int] = []
-    presence: list[dict[int, object]] = []
-    # Pieces per pool: (time start, time end, y interval) for the overlap constraints.
-    in_pool: dict[int, list[tuple[int, int, object]]] = {p: [] for p in used_pools}
+    presence: list[dict[int, PoolLiteral]] = []
+    # Pieces per pool: (time start, time end, y interval, literal) for the overlap constraints.
+    in_pool: dict[int, list[tuple[int, int, cp_model.IntervalVar, PoolLiteral]]] = {
+        p: [] for p in used_pools}
     size = blocks.size
     placed = _placed_pieces(blocks, *obstacles) if obstacles is not None else None
     for i in ids.tolist():
@@ -150,7 +157,7 @@ def build_model(
         if not cands:
             cands = [blocks.pools[i][0]]  # infeasible; the model will say so
         if len(cands) == 1:
-            pres: dict[int, object] = {cands[0]: True}
+            pres: dict[int, PoolLiteral] = {cands[0]: True}
         else:
             pres = {p: m.new_bool_var(f"b{i}p{p}") for p in cands}
             m.add_exactly_one(pres.values())
@@ -163,7 +170,7 @@ def build_model(
         aligns.append(a)
         top = max(height_max[p] for p in cands) - int(size[i])
         if blocks.fixed[i] >= 0:
-            o: object = int(blocks.fixed[i])
+            o: cp_model.LinearExprT = int(blocks.fixed[i])
             kvars.append(None)
         else:
             if placed is not None and cands == [0]:
@@ -234,7 +241,7 @@ def build_model(
     life = (blocks.end - blocks.start)[ids]
     order = sorted(range(n), key=ORDERS[order_by](size[ids], life, blocks.start[ids]))
     if strategy is not None:
-        ks = [kvars[j] for j in order if kvars[j] is not None]
+        ks = [k for j in order if (k := kvars[j]) is not None]
         lits = [lit for j in order for lit in presence[j].values() if lit is not True]
         if lits:
             m.add_decision_strategy(lits, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
@@ -248,8 +255,8 @@ def build_model(
             # The hint must obey the symmetry breaking above, or CP-SAT throws it away.
             ho[group] = np.sort(ho[group])
         for j in range(n):
-            if kvars[j] is not None:
-                m.add_hint(kvars[j], int(ho[j]) // aligns[j])
+            if (k := kvars[j]) is not None:
+                m.add_hint(k, int(ho[j]) // aligns[j])
             for p, lit in presence[j].items():
                 if lit is not True:
                     m.add_hint(lit, int(int(hp[j]) == p))
@@ -257,13 +264,15 @@ def build_model(
 
 
 
-def objective_of(blocks: Blocks, ids: np.ndarray, height: dict, presence: list) -> object:
+def objective_of(blocks: Blocks, ids: np.ndarray, height: dict[int, cp_model.IntVar],
+                 presence: list[dict[int, PoolLiteral]]) -> cp_model.LinearExprT:
     """The model's objective, in bytes: ``sum(cost[p] * height[p])`` (heights scaled back) plus
     ``traffic * traffic_cost`` of every block of ``ids`` with several candidate pools, on the
     literal of each. The traffic of a block with one candidate is the same in every plan and is
     left out: a bound on this objective plus that constant bounds the plan's objective."""
     scale = blocks.scale
-    terms = [int(blocks.pool_cost[p]) * scale * h for p, h in height.items()]
+    terms: list[cp_model.LinearExprT] = [int(blocks.pool_cost[p]) * scale * h
+                                         for p, h in height.items()]
     if blocks.traffic.any():
         rate = blocks.pool_traffic_cost
         for j, i in enumerate(np.asarray(ids).tolist()):

@@ -21,3 +21,10 @@ class Outcome:
     offsets: np.ndarray | None = None
     bound: int | None = None
     detail: str = ""
+
+    @property
+    def packing(self) -> np.ndarray:
+        """The offsets of a ``feasible`` or ``optimal`` outcome (ValueError on any other)."""
+        if self.offsets is None:
+            raise ValueError(f"an outcome {self.status!r} has no packing")
+        return self.offsets

@@ -109,7 +109,8 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budg
     peak = t0 + int(np.argmax(load))
     large = _large_near_peak(blocks, ids, load, t0, peak, target)
     tried = 0
-    worst_fill = None  # the lowest fill of the last window tried, for the growth steps
+    # the lowest fill of the last window tried, for the growth steps
+    worst_fill: np.ndarray | None = None
     # Fills are deterministic: a window packed the same way as before is not filled again
     # (the greedy packings of a window come back unchanged whenever its span is tried).
     filled: dict[bytes, tuple[int, np.ndarray] | None] = {}
@@ -152,18 +153,18 @@ def peak_first(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budg
         if len(win) > MAX_WINDOW:
             return None
         hull = (min(moments) - span, max(moments) + span + 1)
-        fills = []
+        fills: list[tuple[int, np.ndarray]] = []
         before = tried
         for packed in packings(win, hull):
             if packed.status == "infeasible":
                 return True
-            key = win.tobytes() + packed.offsets.tobytes()
+            key = win.tobytes() + packed.packing.tobytes()
             if key in filled:
-                if filled[key] is not None:
-                    fills.append(filled[key])
+                if (got := filled[key]) is not None:
+                    fills.append(got)
                 continue
             tried += 1
-            offs = _fill(blocks, ids, window, fill_orders, placer, packed.offsets, budget,
+            offs = _fill(blocks, ids, window, fill_orders, placer, packed.packing, budget,
                          target, best_h)
             if offs is None:
                 continue  # (out of time: not remembered)
@@ -227,10 +228,11 @@ def _large_near_peak(blocks: Blocks, ids: np.ndarray, load: np.ndarray, t0: int,
     return (start <= t0 + r1) & (end > t0 + r0) & (blocks.size[ids] >= LARGE_SHARE * target)
 
 
-def _result(ids: np.ndarray, best: np.ndarray | None, **what: object) -> Outcome:
+def _result(ids: np.ndarray, best: np.ndarray | None, *, bound: int | None = None,
+            detail: str = "") -> Outcome:
     if best is None:
-        return Outcome("unknown", **what)  # type: ignore[arg-type]
-    return Outcome("feasible", np.zeros(len(ids), np.int64), best, **what)  # type: ignore[arg-type]
+        return Outcome("unknown", bound=bound, detail=detail)
+    return Outcome("feasible", np.zeros(len(ids), np.int64), best, bound=bound, detail=detail)
 
 
 def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tuple[int, int],
@@ -273,18 +275,19 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
 
     dived = False
     if len(w_ids) <= PROBE_UP_TO and single_pool(blocks, w_ids) is not None:
-        for order in preorders(blocks, w_ids):
+        for preorder in preorders(blocks, w_ids):
             if not affordable():
                 return
             out = fit(blocks, w_ids, target, budget.share(PROBE_SHARE),
-                      node_budget=DIVE_NODES_PER_BLOCK * len(w_ids), heuristics=(order,))
+                      node_budget=DIVE_NODES_PER_BLOCK * len(w_ids), heuristics=(preorder,))
             if out.status == "infeasible":
                 yield out
                 return
             if out.status == "feasible":
                 dived = True
-                if not any(np.array_equal(out.offsets, other) for other in seen):
-                    seen.append(out.offsets)
+                packed = out.packing
+                if not any(np.array_equal(packed, other) for other in seen):
+                    seen.append(packed)
                     yield out
     if not dived and len(w_ids) <= PROBE_UP_TO and affordable():
         out = probe(blocks, w_ids, {0: target}, budget.share(PROBE_SHARE))

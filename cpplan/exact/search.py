@@ -31,7 +31,7 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from .cpsat import new_solver, run
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
-from .model import build_model
+from .model import PackingModel, build_model
 from .outcome import Outcome
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
 
@@ -122,9 +122,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         slice_ *= 2
     tasks.reverse()
 
-    models: dict[str, object] = {}
+    models: dict[str, PackingModel] = {}
 
-    def model_of(order: str):  # built on first use, so that a fast answer skips the rest
+    # built on first use, so that a fast answer skips the rest
+    def model_of(order: str) -> PackingModel:
         if order not in models:
             pm = build_model(blocks, ids, height_max=heights, minimise=False, order_by=order)
             models.setdefault(order, pm)
@@ -164,8 +165,8 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
                     continue
                 halt()
 
-    def dfs_worker() -> None:
-        out = fit(blocks, ids, heights[dfs_pool], mine, cancel=local)
+    def dfs_worker(pool: int) -> None:
+        out = fit(blocks, ids, heights[pool], mine, cancel=local)
         with lock:
             if local.is_set():
                 return
@@ -177,7 +178,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     threads = []
     if dfs_pool is not None:
-        threads.append(threading.Thread(target=dfs_worker, daemon=True))
+        threads.append(threading.Thread(target=dfs_worker, args=(dfs_pool,), daemon=True))
         threads[0].start()
     n_threads = max(1, min(mine.workers, len(orders)))
     if dfs_pool is not None:
@@ -220,7 +221,7 @@ def minimise(blocks: Blocks, ids: np.ndarray, budget: Budget, *, height_max: dic
     if seconds <= 0.01:
         return Outcome("unknown")
     solver = new_solver(budget, seconds, budget.workers)
-    box: list[int] = []
+    box: list[cp_model.CpSolverStatus] = []
 
     def solve() -> None:
         box.append(run(budget, solver, pm.model, _Progress(report)))

@@ -39,7 +39,7 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from ..load import max_load
 from .cpsat import new_solver, run
-from .model import maximal_cliques
+from .model import PoolLiteral, maximal_cliques
 
 __all__ = ["TierBound", "tier_bound", "MAX_CLIQUE_TERMS"]
 
@@ -78,16 +78,16 @@ def tier_bound(blocks: Blocks, budget: Budget,
         cap = int(blocks.pool_capacity[p])
         top = cap if cap >= 0 else max(int(_total_load(blocks)), own)
         heights[p] = m.new_int_var(min(own, top), max(top, 0), f"h{p}")
-    literal: list[dict[int, object]] = []
+    literal: list[dict[int, PoolLiteral]] = []
     # Per pool: (start, end, bytes, literal; None when certain) of every piece that may land
     # there.
-    demands: dict[int, list[tuple[int, int, int, object]]] = {
+    demands: dict[int, list[tuple[int, int, int, cp_model.IntVar | None]]] = {
         p: [] for p in range(blocks.n_pools)}
     ptr = blocks.piece_ptr
     for i in range(n):
         cands = blocks.pools[i]
         if len(cands) == 1:
-            lits: dict[int, object] = {cands[0]: True}
+            lits: dict[int, PoolLiteral] = {cands[0]: True}
         else:
             lits = {p: m.new_bool_var(f"b{i}p{p}") for p in cands}
             m.add_exactly_one(lits.values())
@@ -110,15 +110,17 @@ def tier_bound(blocks: Blocks, budget: Budget,
         cliques = maximal_cliques(st, en) if len(items) > 1 else [np.arange(len(items))]
         if sum(map(len, cliques)) <= MAX_CLIQUE_TERMS:
             for clique in cliques:
-                m.add(sum(z if lit is None else z * lit
-                          for _, _, z, lit in (items[c] for c in clique.tolist()))
-                      <= heights[p])
+                load: list[cp_model.LinearExprT] = [
+                    z if lit is None else z * lit
+                    for _, _, z, lit in (items[c] for c in clique.tolist())]
+                m.add(sum(load) <= heights[p])
         else:
             intervals = [m.new_fixed_size_interval_var(s, e - s, "") if lit is None else
                          m.new_optional_fixed_size_interval_var(s, e - s, lit, "")
                          for s, e, _, lit in items]
             m.add_cumulative(intervals, [z for _, _, z, _ in items], heights[p])
-    terms = [int(blocks.pool_cost[p]) * scale * h for p, h in heights.items()]
+    terms: list[cp_model.LinearExprT] = [int(blocks.pool_cost[p]) * scale * h
+                                         for p, h in heights.items()]
     rate = blocks.pool_traffic_cost
     for i in range(n):
         moved = int(blocks.traffic[i])
@@ -126,7 +128,7 @@ def tier_bound(blocks: Blocks, budget: Budget,
             terms.extend(moved * int(rate[p]) * lit for p, lit in literal[i].items())
     m.minimize(sum(terms))
     solver = new_solver(budget, budget.remaining(), budget.workers)
-    box: list[int] = []
+    box: list[cp_model.CpSolverStatus] = []
 
     class _Report(cp_model.CpSolverSolutionCallback):
         def on_solution_callback(self) -> None:

@@ -137,29 +137,6 @@ def _single_walls(by_start: dict[int, list[int]], by_end: dict[int, list[int]],
     return walls
 
 
-def _single_walls(by_start: dict[int, list[int]], by_end: dict[int, list[int]],
-                  size: list[int]) -> dict[int, int]:
-    """Moments ``t`` whose wall is one interval: the blocks ending at ``t`` and those starting
-    there have equal total sizes, and no proper subsets of them with equal sums (subset sums
-    as bit sets). Maps ``t`` to the wall's length."""
-
-    def sums(members: list[int]) -> int:
-        bits = 1
-        for i in members:
-            bits |= bits << size[i]
-        return bits
-
-    walls = {}
-    for t in by_start.keys() & by_end.keys():
-        total = sum(size[i] for i in by_start[t])
-        if total != sum(size[i] for i in by_end[t]):
-            continue
-        common = sums(by_start[t]) & sums(by_end[t]) & ~1 & ~(1 << total)
-        if common == 0:
-            walls[t] = total
-    return walls
-
-
 class TilingSearch:
     """The skyline search over ``n`` positive-size blocks in local time ``0..T``, at most ``H``
     high (see the module docstring); its nodes, restarts and deepest choices last across

@@ -61,15 +61,17 @@ class Twin:
         self.proc = subprocess.Popen([sys.executable, "-m", "cpplan.exact.twin"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env)
-        pickle.dump((problem, seed, seconds), self.proc.stdin)
-        self.proc.stdin.flush()
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # (both PIPE)
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        pickle.dump((problem, seed, seconds), self.stdin)
+        self.stdin.flush()
         self.answer: tuple | None = None
 
     def answered(self) -> bool:
         """Whether the twin has a feasible packing or a proof (polled by the search)."""
         if self.answer is None and self.proc.poll() is not None:
             try:
-                self.answer = pickle.load(self.proc.stdout)
+                self.answer = pickle.load(self.stdout)
             except (EOFError, OSError, pickle.UnpicklingError):
                 self.answer = ("unknown", None)
         return self.answer is not None and self.answer[0] in ("feasible", "infeasible")
@@ -80,7 +82,7 @@ class Twin:
         if self.proc.poll() is None:  # no answer to wait for: no need to end it gently
             self.proc.kill()
             self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout):
+        for f in (self.stdin, self.stdout):
             with contextlib.suppress(OSError):
                 f.close()
         return self.answer if answered else None

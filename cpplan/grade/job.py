@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from ..bounds import objective_lower_bound
 from ..deadline import Budget, OutOfTime
@@ -125,6 +126,15 @@ def failed(name: str, path: str | Path, error: BaseException | str,
     else:
         msg = error
     return InstanceReport(name, str(path), seconds=seconds, error=msg)
+
+
+class GradeOptions(TypedDict):
+    """The options of :func:`grade_instance` that a runner passes to every instance."""
+
+    time_limit: float
+    cache_dir: str | Path | None
+    workers: int
+    planner_time_limit: float | None
 
 
 def grade_instance(path: str | Path, planners: Sequence[PlannerSpec], *, name: str | None = None,

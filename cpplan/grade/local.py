@@ -7,11 +7,11 @@ from __future__ import annotations
 import multiprocessing
 import traceback
 from collections.abc import Callable
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from .job import grade_instance
+from .job import GradeOptions, grade_instance
 from .results import InstanceReport
 from .specs import PlannerSpec
 
@@ -26,13 +26,14 @@ def _child(conn: Any, args: tuple, kwargs: dict) -> None:
     conn.close()
 
 
-def run_local(paths: list[Path], names: list[str], specs: list[PlannerSpec], kwargs: dict,
+def run_local(paths: list[Path], names: list[str], specs: list[PlannerSpec], kwargs: GradeOptions,
               jobs: int, finish: Callable[[int, InstanceReport], None]) -> None:
     """Grade instance ``k`` (``paths[k]``, ``names[k]``) with :func:`grade_instance` and
     ``kwargs`` in a process of its own, calling ``finish(k, report)`` as each ends."""
     # Fork where the platform has it: cheap, and the user's modules come along.
     methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    ctx = (multiprocessing.get_context("fork") if "fork" in methods
+           else multiprocessing.get_context("spawn"))
     pending = list(range(len(paths)))
     running: dict[Any, tuple[int, Any]] = {}  # reader connection -> (index, process)
     try:
@@ -46,7 +47,8 @@ def run_local(paths: list[Path], names: list[str], specs: list[PlannerSpec], kwa
                 proc.start()
                 writer.close()
                 running[reader] = (k, proc)
-            for reader in wait(list(running)):
+            for ready in wait(list(running)):
+                reader = cast(Connection, ready)  # (one of the connections it was given)
                 k, proc = running.pop(reader)
                 try:
                     rep = reader.recv()

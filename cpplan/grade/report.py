@@ -89,7 +89,7 @@ class Report:
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per (instance, planner), for CSV and data frames."""
-        out = []
+        out: list[dict[str, Any]] = []
         for inst in self.instances:
             if inst.error:
                 out.append({"instance": inst.name, "planner": "", "outcome": "error",

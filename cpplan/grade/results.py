@@ -56,7 +56,8 @@ class InstanceReport:
     @property
     def best_known(self) -> int | None:
         """The lowest height of any valid plan seen: the reference's or a graded planner's."""
-        values = [r.objective for r in self.results if r.outcome == "ok"]
+        values = [r.objective for r in self.results
+                  if r.outcome == "ok" and r.objective is not None]
         if self.reference is not None and self.reference.objective is not None:
             values.append(self.reference.objective)
         return min(values) if values else None
@@ -84,11 +85,12 @@ class InstanceReport:
 
     def winners(self) -> set[str]:
         """Graded planners with the lowest height on this instance (ties all win)."""
-        ok = [r for r in self.results if r.outcome == "ok"]
-        if not ok:
+        heights = [r.objective for r in self.results
+                   if r.outcome == "ok" and r.objective is not None]
+        if not heights:
             return set()
-        low = min(r.objective for r in ok)  # type: ignore[type-var]
-        return {r.planner for r in ok if r.objective == low}
+        low = min(heights)
+        return {r.planner for r in self.results if r.outcome == "ok" and r.objective == low}
 
 
 def ratio(value: int | None, base: int | None) -> float | None:

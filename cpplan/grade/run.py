@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import CpplanError
 from .cache import ENGINE
 from .instances import find_instances, instance_names
-from .job import grade_instance
+from .job import GradeOptions, grade_instance
 from .report import Report
 from .results import InstanceReport
 from .specs import PlannerSpec, default_planners, parse_planner
@@ -66,8 +66,8 @@ def grade(
     else:
         jobs = max(1, min(jobs, len(paths)))
         workers = max(1, (os.cpu_count() or 2) // jobs)
-        kwargs = {"time_limit": time_limit, "cache_dir": cache_dir, "workers": workers,
-                  "planner_time_limit": planner_time_limit}
+        kwargs: GradeOptions = {"time_limit": time_limit, "cache_dir": cache_dir,
+                                "workers": workers, "planner_time_limit": planner_time_limit}
         if jobs == 1:
             for k, (p, n) in enumerate(zip(paths, names, strict=True)):
                 finish(k, grade_instance(p, specs, name=n, **kwargs))

@@ -98,13 +98,14 @@ def load_function(target: str, source: str | None = None) -> Callable[[Problem],
             if not path.is_file():
                 raise CpplanError(f"planner {target!r}: no file {where!r}")
             modname = f"_cpplan_user_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
-            module = sys.modules.get(modname)
-            if module is None:
+            loaded = sys.modules.get(modname)
+            if loaded is None:
                 spec = importlib.util.spec_from_file_location(modname, path)
                 assert spec is not None and spec.loader is not None
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[modname] = module
-                spec.loader.exec_module(module)
+                loaded = importlib.util.module_from_spec(spec)
+                sys.modules[modname] = loaded
+                spec.loader.exec_module(loaded)
+            module = loaded
         else:
             if "" not in sys.path and os.getcwd() not in sys.path:
                 sys.path.insert(0, os.getcwd())  # like `python -m`: the current directory counts

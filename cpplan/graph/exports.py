@@ -26,6 +26,11 @@ import tempfile
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import onnx
+    import torch
 
 __all__ = ["Export", "MODELS", "build", "graph_only", "main"]
 
@@ -87,7 +92,7 @@ def _suite() -> list[Export]:
 MODELS: tuple[Export, ...] = tuple(_suite())
 
 
-def _network(arch: str):
+def _network(arch: str) -> torch.nn.Module:
     """The torch module of ``arch``, small, in eval mode, with seeded random weights."""
     import torch
 
@@ -110,36 +115,36 @@ def _network(arch: str):
     if arch == "bert":
         from transformers import BertConfig, BertModel
 
-        cfg = BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, intermediate_size=128,
-                         max_position_embeddings=128)
-        return _outputs(BertModel(cfg).eval(), "last_hidden_state")
+        bert = BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=128,
+                          max_position_embeddings=128)
+        return _outputs(BertModel(bert).eval(), "last_hidden_state")
     if arch == "gpt2":
         from transformers import GPT2Config, GPT2LMHeadModel
 
-        cfg = GPT2Config(vocab_size=1000, n_positions=128, n_embd=64, n_layer=2, n_head=2,
-                         use_cache=False)
-        return _outputs(GPT2LMHeadModel(cfg).eval(), "logits")
+        gpt2 = GPT2Config(vocab_size=1000, n_positions=128, n_embd=64, n_layer=2, n_head=2,
+                          use_cache=False)
+        return _outputs(GPT2LMHeadModel(gpt2).eval(), "logits")
     if arch == "whisper-encoder":
         from transformers import WhisperConfig
         from transformers.models.whisper.modeling_whisper import WhisperEncoder
 
-        cfg = WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=2,
-                            encoder_ffn_dim=128, num_mel_bins=16, max_source_positions=50)
-        return _outputs(WhisperEncoder(cfg).eval(), "last_hidden_state")
+        whisper = WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=2,
+                                encoder_ffn_dim=128, num_mel_bins=16, max_source_positions=50)
+        return _outputs(WhisperEncoder(whisper).eval(), "last_hidden_state")
     if arch == "whisper-tiny-encoder":
         from transformers import WhisperConfig
         from transformers.models.whisper.modeling_whisper import WhisperEncoder
 
-        cfg = WhisperConfig(d_model=384, encoder_layers=4, encoder_attention_heads=6,
-                            encoder_ffn_dim=1536, num_mel_bins=80, max_source_positions=1500)
-        return _outputs(WhisperEncoder(cfg).eval(), "last_hidden_state")
+        tiny = WhisperConfig(d_model=384, encoder_layers=4, encoder_attention_heads=6,
+                             encoder_ffn_dim=1536, num_mel_bins=80, max_source_positions=1500)
+        return _outputs(WhisperEncoder(tiny).eval(), "last_hidden_state")
     if arch == "lstm":
         return _lstm().eval()
     raise KeyError(arch)
 
 
-def _outputs(model, key: str):
+def _outputs(model: torch.nn.Module, key: str) -> torch.nn.Module:
     """``model`` (transformers) as a module of positional inputs returning one tensor."""
     import torch
 
@@ -148,7 +153,7 @@ def _outputs(model, key: str):
             super().__init__()
             self.model = model
 
-        def forward(self, *args):
+        def forward(self, *args: torch.Tensor) -> Any:
             if not hasattr(self.model, "embeddings") and not hasattr(self.model, "transformer"):
                 return getattr(self.model(args[0]), key)  # whisper's encoder: one input
             names = ("input_ids", "attention_mask")
@@ -157,7 +162,7 @@ def _outputs(model, key: str):
     return Outputs().eval()
 
 
-def _lstm():
+def _lstm() -> torch.nn.Module:
     """A two-layer LSTM over a sequence, then a linear head."""
     import torch
 
@@ -167,14 +172,14 @@ def _lstm():
             self.lstm = torch.nn.LSTM(32, 64, num_layers=2, batch_first=True)
             self.head = torch.nn.Linear(64, 10)
 
-        def forward(self, x):
+        def forward(self, x: torch.Tensor) -> Any:
             y, _ = self.lstm(x)
             return self.head(y)
 
     return Lstm()
 
 
-def _example(e: Export):
+def _example(e: Export) -> tuple[torch.Tensor, ...]:
     import torch
 
     out = []
@@ -248,7 +253,7 @@ def _quantise(e: Export, src: Path, dst: Path) -> None:
             self.feeds = iter([{n: rng.standard_normal(s).astype(np.float32)
                                 for n, (s, _) in e.inputs.items()} for _ in range(4)])
 
-        def get_next(self):
+        def get_next(self) -> dict[str, np.ndarray] | None:
             return next(self.feeds, None)
 
     quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ)
@@ -284,7 +289,7 @@ def build(e: Export, folder: Path) -> Path:
     return final
 
 
-def graph_only(model, data_name: str):
+def graph_only(model: onnx.ModelProto, data_name: str) -> onnx.ModelProto:
     """``model`` (an onnx ModelProto, changed in place) with every initializer above 1 KiB
     pointing at ``data_name`` (offsets as if the file were written) and holding no data."""
     import onnx

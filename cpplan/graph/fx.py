@@ -115,8 +115,9 @@ def _returns_alias(op: Any) -> tuple[str | None, ...]:
     return tuple(out)
 
 
-def _argument(node: Any, name: str) -> Any:
-    """The value of argument ``name`` of an operator node (positional or keyword)."""
+def _argument(node: Any, name: str | None) -> Any:
+    """The value of argument ``name`` of an operator node (positional or keyword); None for
+    no name (a return that shares no argument's storage)."""
     for i, a in enumerate(node.target._schema.arguments):
         if a.name == name:
             return node.args[i] if i < len(node.args) else node.kwargs.get(name)
@@ -125,7 +126,8 @@ def _argument(node: Any, name: str) -> Any:
 
 def _base_name(bases: dict[str, Any], arg: Any) -> str | None:
     """The buffer holding an argument that is one tensor node, else ``None``."""
-    held = bases.get(getattr(arg, "name", None)) if arg is not None else None
+    key = getattr(arg, "name", None) if arg is not None else None
+    held = bases.get(key) if isinstance(key, str) else None
     return held if isinstance(held, str) else None
 
 

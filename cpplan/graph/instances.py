@@ -18,12 +18,14 @@ cpplan version and this command. Output is deterministic: running it twice gives
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypedDict
 
 from ..io import write_problem
 from ..problem import Problem
 from . import models
+from .ir import Graph
 from .to_problem import to_problem
 
 __all__ = ["ONNX_MODELS", "HAND_MODELS", "VARIANTS", "generate", "onnx_light_path", "main"]
@@ -31,8 +33,17 @@ __all__ = ["ONNX_MODELS", "HAND_MODELS", "VARIANTS", "generate", "onnx_light_pat
 COMMAND = "python -m cpplan.graph.instances"
 ONNX_MODELS = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
                "shufflenet", "squeezenet", "vgg19", "zfnet512")
-HAND_MODELS = {"unet": models.unet, "gpt2-block": models.gpt2_block}
-VARIANTS = {"": {}, ".inplace-concat": {"in_place": True, "concat_in_place": True}}
+class Variant(TypedDict, total=False):
+    """The rewrites of one variant of an instance (:func:`cpplan.graph.to_problem` options)."""
+
+    in_place: bool
+    concat_in_place: bool
+
+
+HAND_MODELS: dict[str, Callable[[], Graph]] = {"unet": models.unet,
+                                                "gpt2-block": models.gpt2_block}
+VARIANTS: dict[str, Variant] = {"": {},
+                                ".inplace-concat": {"in_place": True, "concat_in_place": True}}
 
 
 def onnx_light_path(model: str) -> Path:

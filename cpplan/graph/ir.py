@@ -28,8 +28,12 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import ProblemError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["Graph", "Operator", "Tensor", "dtype_bits", "element_bytes", "tensor_bytes",
            "topological_order", "ROLES"]
@@ -268,9 +272,9 @@ class Graph:
             raise ProblemError(f"operator {name!r}: workspace sizes must be >= 0, got {ws}",
                                field="workspace")
         index = len(self.operators)
-        for t in outs:
-            self._define(t)
-            self.producer[t.name] = index
+        for tensor in outs:
+            self._define(tensor)
+            self.producer[tensor.name] = index
         for t in ins:
             users = self.users[t]
             if not users or users[-1] != index:  # an operator reading x twice uses it once
@@ -294,7 +298,7 @@ class Graph:
     def tensors_with_role(self, role: str) -> list[Tensor]:
         return [t for t in self.tensors.values() if t.role == role]
 
-    def dag(self):
+    def dag(self) -> nx.MultiDiGraph:
         """The operator graph as a ``networkx.MultiDiGraph``: nodes are operator indices (with
         ``operator`` attributes), one edge per tensor passed from producer to user."""
         import networkx as nx

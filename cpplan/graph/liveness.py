@@ -44,8 +44,8 @@ def liveness(graph: Graph, *, inputs_in_arena: bool = False) -> Liveness:
     steps = max(len(graph.operators), 1)
     last: dict[str, int] = {}
     for i, op in enumerate(graph.operators):  # the one sweep: the last reader wins
-        for t in op.inputs:
-            last[t] = i
+        for read in op.inputs:
+            last[read] = i
     start: dict[str, int] = {}
     end: dict[str, int] = {}
     tensors = graph.tensors

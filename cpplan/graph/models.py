@@ -10,6 +10,8 @@ and of attention (the softmax's row statistics).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .ir import Graph, element_bytes
 
 __all__ = ["unet", "gpt2_block", "chain_with_skips"]
@@ -77,7 +79,7 @@ def gpt2_block(seq: int = 128, past: int = 128, d_model: int = 768, heads: int =
     dh = d_model // heads
     total = past + seq
 
-    def op(kind: str, ins: list[str], out: str, shape: tuple[int, ...], **kw) -> str:
+    def op(kind: str, ins: list[str], out: str, shape: tuple[int, ...], **kw: Any) -> str:
         g.add_operator(kind, ins, [(out, shape, dtype)], name=out, **kw)
         return out
 

@@ -40,11 +40,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FormatError, ProblemError, missing_extra
 from .ir import Graph, element_bytes, topological_order
 from .onnx_fold import RANDOM_OPS
+
+if TYPE_CHECKING:
+    from onnx import GraphProto, ModelProto, NodeProto, ValueInfoProto
+
+    from ..problem import Problem
 
 __all__ = ["load_onnx", "ONNX_DTYPES", "INPLACE_OPS", "VIEW_OPS", "CONTROL_FLOW"]
 
@@ -86,7 +92,7 @@ VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", 
 _KEEP_DATA_ELEMENTS = 4096  # integer initializers this small keep their data (shapes, axes)
 
 
-def _import_onnx():
+def _import_onnx() -> ModuleType:
     try:
         import onnx  # noqa: F401
         import onnx.shape_inference  # noqa: F401
@@ -101,7 +107,7 @@ def file_digest(path: str | Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _read(onnx, path: str):
+def _read(onnx: ModuleType, path: str) -> ModelProto:
     from google.protobuf.message import DecodeError
 
     try:
@@ -115,7 +121,7 @@ def _read(onnx, path: str):
     return model
 
 
-def _schedule(graph, source: str) -> None:
+def _schedule(graph: GraphProto, source: str) -> None:
     """Put the nodes in a topological order (the file's own when it is one): shape inference
     and the checker need it, and it is the schedule."""
     defined = [t.name for t in graph.initializer] + [v.name for v in graph.input] + [""]
@@ -133,7 +139,7 @@ def _schedule(graph, source: str) -> None:
         graph.node.extend(copies)
 
 
-def _check(onnx, model, path: str) -> None:
+def _check(onnx: ModuleType, model: ModelProto, path: str) -> None:
     """The ONNX checker, in memory, on the graph without its weights (see
     :func:`_detach_weights`): nothing is resolved against the current directory."""
     try:
@@ -144,7 +150,7 @@ def _check(onnx, model, path: str) -> None:
                           f"checker says: {first}", source=path) from None
 
 
-def _detach_weights(onnx, graph) -> dict[str, tuple[tuple[int, ...], int]]:
+def _detach_weights(onnx: ModuleType, graph: GraphProto) -> dict[str, tuple[tuple[int, ...], int]]:
     """Take the weights out of ``graph``, in place: every initializer stored in an external
     file (present or not) or larger than ``_KEEP_DATA_ELEMENTS`` elements becomes a graph input
     of its type and shape, so the checker and shape inference see its shape and never its data.
@@ -175,15 +181,16 @@ def _detach_weights(onnx, graph) -> dict[str, tuple[tuple[int, ...], int]]:
     return weights
 
 
-def _node_name(node, i: int) -> str:
+def _node_name(node: NodeProto, i: int) -> str:
     return node.name or f"{node.op_type}_{i}"
 
 
-def _default_opset(model) -> int:
+def _default_opset(model: ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
-def _infer(onnx, model, source: str, opset: int, contrib: bool):
+def _infer(onnx: ModuleType, model: ModelProto, source: str, opset: int, contrib: bool
+           ) -> ModelProto:
     """Shapes of every tensor: onnx's strict shape inference with data propagation; for graphs
     with ONNX Runtime contrib operators, on their shape twin (:mod:`.onnx_contrib`), the shapes
     then copied back."""
@@ -209,7 +216,7 @@ def _infer(onnx, model, source: str, opset: int, contrib: bool):
     return model
 
 
-def _forget_unknown_dims(model) -> None:
+def _forget_unknown_dims(model: ModelProto) -> None:
     """Drop the placeholders (``unk__k``) shape inference wrote for what it could not compute,
     so a later inference may fill them in."""
     for vi in model.graph.value_info:
@@ -245,11 +252,11 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
             raise ProblemError(f"dimension {k!r} must be a non-negative integer, got {v!r}",
                                source=source, field="dims")
     shapes: dict[str, tuple[int, ...]] = {}
-    for k, v in (input_shapes or {}).items():
-        shape = tuple(v)
+    for k, given in (input_shapes or {}).items():
+        shape = tuple(given)
         if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
             raise ProblemError(f"input shape for {k!r} must be non-negative integers, got "
-                               f"{v!r}", source=source, field="input_shapes")
+                               f"{given!r}", source=source, field="input_shapes")
         shapes[k] = shape
     contrib = False
     for i, node in enumerate(graph.node):
@@ -292,7 +299,8 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
                   weights)
 
 
-def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str]:
+def _tensor_type(onnx: ModuleType, vi: ValueInfoProto | None, what: str, source: str
+                 ) -> tuple[tuple[int, ...], str]:
     if vi is None or not vi.type.HasField("tensor_type"):
         raise ProblemError(f"{what}: not a tensor, or its type is unknown", source=source,
                            field="shape")
@@ -304,7 +312,7 @@ def _tensor_type(onnx, vi, what: str, source: str) -> tuple[tuple[int, ...], str
     if not tt.HasField("shape"):
         raise ProblemError(f"{what}: shape unknown after shape inference", source=source,
                            field="shape")
-    shape = []
+    shape: list[int] = []
     for k, dim in enumerate(tt.shape.dim):
         if not dim.HasField("dim_value"):
             p = dim.dim_param
@@ -328,7 +336,7 @@ def _has_shape(types: dict[str, Any], name: str) -> bool:
             and vi.type.tensor_type.HasField("shape"))
 
 
-def _build(onnx, model, source: str, name: str,
+def _build(onnx: ModuleType, model: ModelProto, source: str, name: str,
            weights: Mapping[str, tuple[tuple[int, ...], int]]) -> Graph:
     graph = model.graph
     types: dict[str, Any] = {}
@@ -378,7 +386,7 @@ def _build(onnx, model, source: str, name: str,
         kw: dict[str, Any] = {}
         spec = INPLACE_OPS.get(node.op_type)
         if spec is not None and out_types:
-            idx = range(len(ins)) if spec == "all" else spec
+            idx = range(len(ins)) if isinstance(spec, str) else spec  # (a str: "all")
             # only real inputs with the output's element type qualify
             kw["inplace"] = tuple(k for k in idx if k < len(ins) and ins[k] not in constant)
             if node.op_type == "BatchNormalization" and len(outs) > 1:
@@ -423,7 +431,7 @@ def extract_onnx(
     source: Any = None,
     command: str | None = None,
     traffic: Mapping[str, int] | None = None,
-):
+) -> Problem:
     """The :class:`cpplan.Problem` of an ONNX model: :func:`load_onnx` then
     :func:`cpplan.graph.to_problem`, with the model's provenance (path, size, sha256, onnx
     version, ``dims``) in ``meta["source"]`` unless ``source`` is given. Every buffer's

@@ -15,7 +15,13 @@ basic optimisation level, where ONNX Runtime keeps standard operators.
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from ..errors import ProblemError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, NodeProto
 
 __all__ = ["CONTRIB_SHAPES", "shape_twin"]
 
@@ -27,11 +33,11 @@ CONTRIB_SHAPES = frozenset({"FusedConv", "FusedGemm", "FusedMatMul", "SkipLayerN
                             "BiasGelu", "BiasAdd"})
 
 
-def _attr(node, name: str, default: int = 0) -> int:
+def _attr(node: NodeProto, name: str, default: int = 0) -> int:
     return next((a.i for a in node.attribute if a.name == name), default)
 
 
-def shape_twin(onnx, model, opset: int, source: str):
+def shape_twin(onnx: ModuleType, model: ModelProto, opset: int, source: str) -> ModelProto:
     """A copy of ``model`` whose ``com.microsoft`` nodes are replaced by standard operators
     making outputs of the same names, shapes and types. Raises :class:`ProblemError` naming a
     contrib node it cannot stand in for, with what to do."""
@@ -58,7 +64,7 @@ def shape_twin(onnx, model, opset: int, source: str):
     return twin
 
 
-def _stand_in(helper, node, opset: int):
+def _stand_in(helper: ModuleType, node: NodeProto, opset: int) -> list[NodeProto] | None:
     op, ins, outs = node.op_type, list(node.input), list(node.output)
     tmp = f"{outs[0]}::cpplan-twin"
     keep = [a for a in node.attribute if a.name not in _DROP_ATTRS]

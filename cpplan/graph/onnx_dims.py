@@ -13,21 +13,27 @@ import ast
 import math
 import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProblemError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, ValueInfoProto
 
 __all__ = ["apply_dims", "evaluate_dim"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-           ast.Div: operator.truediv}
+_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Div: operator.truediv}
 # The functions sympy prints in torch's symbolic shapes.
-_CALLS = {"Min": min, "Max": max, "floor": math.floor, "ceiling": math.ceil,
-          "FloorToInt": math.floor, "CeilToInt": math.ceil, "FloorDiv": operator.floordiv,
-          "CeilDiv": lambda a, b: -(-a // b), "Mod": operator.mod,
-          "PythonMod": operator.mod, "TruncToInt": math.trunc, "Abs": abs}
+_CALLS: dict[str, Callable[..., Any]] = {
+    "Min": min, "Max": max, "floor": math.floor, "ceiling": math.ceil,
+    "FloorToInt": math.floor, "CeilToInt": math.ceil, "FloorDiv": operator.floordiv,
+    "CeilDiv": lambda a, b: -(-a // b), "Mod": operator.mod,
+    "PythonMod": operator.mod, "TruncToInt": math.trunc, "Abs": abs}
 
 
 def evaluate_dim(text: str, symbols: Mapping[str, int]) -> int | None:
@@ -41,7 +47,7 @@ def evaluate_dim(text: str, symbols: Mapping[str, int]) -> int | None:
     except SyntaxError:
         return None
 
-    def ev(n: ast.AST):
+    def ev(n: ast.AST) -> Any:  # (an int or a float)
         if isinstance(n, ast.Expression):
             return ev(n.body)
         if isinstance(n, ast.Constant) and isinstance(n.value, int | float):
@@ -75,8 +81,9 @@ def _names(text: str) -> set[str]:
     return {m for m in _IDENT.findall(text) if m not in _CALLS}
 
 
-def apply_dims(model, dims: Mapping[str, int], input_shapes: Mapping[str, tuple[int, ...]],
-               skip: set[str], consumers: Mapping[str, str], source: str) -> dict[str, int]:
+def apply_dims(model: ModelProto, dims: Mapping[str, int],
+               input_shapes: Mapping[str, tuple[int, ...]], skip: set[str],
+               consumers: Mapping[str, str], source: str) -> dict[str, int]:
     """Give the graph inputs of ``model`` (those not in ``skip``: weights) static shapes, in
     place, and every symbolic dimension of the graph's inputs, outputs and value_info whose value
     follows from them. Returns the symbols' values.
@@ -148,7 +155,7 @@ def apply_dims(model, dims: Mapping[str, int], input_shapes: Mapping[str, tuple[
     return symbols
 
 
-def _missing(inputs, consumers: Mapping[str, str], source: str) -> None:
+def _missing(inputs: Iterable[ValueInfoProto], consumers: Mapping[str, str], source: str) -> None:
     """One error naming every input dimension still unknown, and how to give them."""
     parts: list[str] = []
     symbols: list[str] = []

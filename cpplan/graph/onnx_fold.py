@@ -13,7 +13,12 @@ made before the run.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, NodeProto, ValueInfoProto
 
 __all__ = ["FOLD_ELEMENTS", "RANDOM_OPS", "fold_constants"]
 
@@ -27,13 +32,13 @@ RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "Ra
                      "Multinomial", "Bernoulli"})
 
 
-def _static_shape(vi) -> tuple[int, ...] | None:
+def _static_shape(vi: ValueInfoProto | None) -> tuple[int, ...] | None:
     if vi is None or not vi.type.HasField("tensor_type"):
         return None
     tt = vi.type.tensor_type
     if not tt.HasField("shape"):
         return None
-    dims = []
+    dims: list[int] = []
     for d in tt.shape.dim:
         if not d.HasField("dim_value"):
             return None
@@ -41,7 +46,7 @@ def _static_shape(vi) -> tuple[int, ...] | None:
     return tuple(dims)
 
 
-def _shape_op(node, shape: tuple[int, ...], np) -> Any:
+def _shape_op(node: NodeProto, shape: tuple[int, ...], np: ModuleType) -> Any:
     if node.op_type == "Size":
         return np.array(math.prod(shape), dtype=np.int64)
     rank = len(shape)
@@ -52,7 +57,7 @@ def _shape_op(node, shape: tuple[int, ...], np) -> Any:
     return np.array(shape[start:end], dtype=np.int64)
 
 
-def fold_constants(onnx, model, opset: int, keep: set[str]) -> int:
+def fold_constants(onnx: ModuleType, model: ModelProto, opset: int, keep: set[str]) -> int:
     """Replace, in place, every node of ``model`` whose outputs can be computed before the run
     and are small by initializers holding their values; returns how many nodes were replaced.
 
@@ -111,7 +116,7 @@ def fold_constants(onnx, model, opset: int, keep: set[str]) -> int:
     return len(made)
 
 
-def _small_outputs(node, outs: list[str], types: dict) -> bool:
+def _small_outputs(node: NodeProto, outs: list[str], types: dict[str, ValueInfoProto]) -> bool:
     if node.op_type == "Constant":
         for a in node.attribute:
             if a.name == "value":
@@ -120,12 +125,14 @@ def _small_outputs(node, outs: list[str], types: dict) -> bool:
                 return False
         return True
     shapes = [_static_shape(types.get(o)) for o in outs]
-    if any(s is None for s in shapes):
+    known = [s for s in shapes if s is not None]
+    if len(known) < len(shapes):
         return node.op_type not in _GROWING
-    return all(math.prod(s) <= FOLD_ELEMENTS for s in shapes)
+    return all(math.prod(s) <= FOLD_ELEMENTS for s in known)
 
 
-def _evaluate(evaluator, node, ins: list[str], values: dict, opset: int):
+def _evaluate(evaluator: Callable[..., Any], node: NodeProto, ins: list[str],
+              values: dict[str, Any], opset: int) -> list[Any] | None:
     try:
         run = evaluator(node, opsets={"": opset})
         out = run.run(None, {i: values[i] for i in ins})

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from .ir import Graph
 from .liveness import Liveness
@@ -74,7 +75,7 @@ class RewriteReport:
     def as_dict(self) -> dict:
         out: dict = {}
         for kind in (VIEW, CONCAT, INPLACE):
-            d = {"aliases": self.aliases[kind], "bytes_saved": self.bytes[kind]}
+            d: dict[str, Any] = {"aliases": self.aliases[kind], "bytes_saved": self.bytes[kind]}
             if kind == CONCAT:
                 d["concats"] = self.concats
                 d["contiguous"] = self.contiguous_concats

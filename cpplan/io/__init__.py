@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import FormatError
 from ..plan import Plan, ensure_valid
@@ -17,10 +18,21 @@ from .atomic import ensure_writable
 __all__ = ["read_problem", "write_problem", "read_plan", "write_plan", "check_output",
            "FORMATS"]
 
-FORMATS = {".json": native, ".csv": minimalloc}
 
 
-def _module(path: str | Path):
+class Format(Protocol):
+    """What a format module provides (:mod:`.native`, :mod:`.minimalloc`)."""
+
+    def read_problem(self, path: str | Path, /) -> Problem: ...
+    def write_problem(self, problem: Problem, path: str | Path, /) -> None: ...
+    def read_plan(self, path: str | Path, problem: Problem, /) -> Plan: ...
+    def write_plan(self, problem: Problem, plan: Plan, path: str | Path, /) -> None: ...
+
+
+FORMATS: dict[str, Format] = {".json": native, ".csv": minimalloc}
+
+
+def _module(path: str | Path) -> Format:
     suffix = Path(path).suffix.lower()
     try:
         return FORMATS[suffix]

@@ -32,6 +32,7 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict
 
 from ..errors import FormatError, PlanError, ProblemError
 from ..plan import Placement, Plan
@@ -181,10 +182,19 @@ def _plain(text: str, name: str) -> Problem | None:
         if "traffic" not in col:
             return Problem(tuple(map(Buffer, ids, size, lower, upper, align)), name=name)
         moved = list(map(int, flat[col["traffic"]::width]))
-        return Problem(tuple(Buffer(*row[:5], traffic=row[5]) for row in zip(
+        return Problem(tuple(Buffer(i, s, lo, up, a, traffic=t) for i, s, lo, up, a, t in zip(
             ids, size, lower, upper, align, moved, strict=True)), name=name)
     except ProblemError:
         return None
+
+
+class _Fixed(TypedDict, total=False):
+    """A buffer's optional fields as a CSV row gives them."""
+
+    offset: int
+    pools: tuple[str, ...]
+    gaps: tuple[Gap, ...]
+    traffic: int
 
 
 def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
@@ -228,7 +238,7 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
         if co >= 0 and cells[co]:
             offset = _int(cells[co], "offset", source, line, bid)
             solution[bid] = (pool, offset)
-        fixed = {} if not fixed_offsets or offset is None else {
+        fixed: _Fixed = {} if not fixed_offsets or offset is None else {
             "offset": offset, "pools": (pool,) if pool else ()}
         if cg >= 0 and cells[cg]:
             fixed["gaps"] = _gaps(cells[cg], inclusive, (lower, upper), source, line, bid)

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import FormatError, ProblemError
 from ..plan import STATUSES, Conflict, Placement, Plan, objective_of
-from ..problem import Alias, Buffer, Pool, Problem
+from ..problem import Alias, Buffer, Gap, Pool, Problem
 from .atomic import write_text_atomic
 from .text import read_text
 
@@ -119,7 +119,7 @@ def _header(data: Any, kind: str, source: str) -> dict:
     return data
 
 
-def _gaps(data: Any, buffer: str, source: str) -> tuple[tuple, ...]:
+def _gaps(data: Any, buffer: str, source: str) -> tuple[Gap, ...]:
     """A buffer's ``gaps``: objects ``{"start", "end"[, "window": [lo, hi]]}`` (checked against
     the buffer when it is built)."""
     if not isinstance(data, list):
@@ -136,7 +136,7 @@ def _gaps(data: Any, buffer: str, source: str) -> tuple[tuple, ...]:
         if window is not None and (not isinstance(window, list) or len(window) != 2):
             raise FormatError(f"window must be [lo, hi], got {window!r}", source=source,
                               field=f"gaps[{k}].window", buffer=buffer)
-        out.append((g["start"], g["end"]) if window is None else (g["start"], g["end"], *window))
+        out.append(Gap(g["start"], g["end"], None if window is None else (window[0], window[1])))
     return tuple(out)
 
 

@@ -48,7 +48,11 @@ _INF = 1 << 62
 NUMPY_DEGREE = 100  # conflict entries; from here one block's offset is cheaper in numpy
 
 
-def conflict_lists(blocks: Blocks) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
+#: ``(nbr, dlo, dhi)``: per block, its conflicting blocks and the shifts (:func:`conflict_lists`)
+ConflictLists = tuple[list[list[int]], list[list[int]], list[list[int]]]
+
+
+def conflict_lists(blocks: Blocks) -> ConflictLists:
     """For each block ``i``: the blocks ``j`` with a piece sharing a moment with a piece of
     ``i`` (both of nonzero size), and the shifts ``dlo, dhi`` such that ``i`` at offset ``o``
     collides with ``j`` at ``o_j`` iff ``o_j + dlo <= o < o_j + dhi`` (one entry per pair of
@@ -84,7 +88,7 @@ class Decoder:
 
     def __init__(self, blocks: Blocks, order: list[int] | np.ndarray, mode: str = "best",
                  planner: str = "local-search",
-                 lists: tuple[list, list, list] | None = None) -> None:
+                 lists: ConflictLists | None = None) -> None:
         self.blocks = blocks
         n = self.n = len(blocks)
         self.mode = mode
@@ -119,11 +123,12 @@ class Decoder:
         self._big = [len(x) >= NUMPY_DEGREE for x in self.nbr]
         self._np = any(self._big)
         if self._np:
-            self._nbr_np = [np.asarray(x, np.int64) if big else None
+            none = np.zeros(0, np.int64)  # (blocks with few conflicts use the lists)
+            self._nbr_np = [np.asarray(x, np.int64) if big else none
                             for x, big in zip(self.nbr, self._big, strict=True)]
-            self._dlo_np = [np.asarray(x, np.int64) if big else None
+            self._dlo_np = [np.asarray(x, np.int64) if big else none
                             for x, big in zip(self.dlo, self._big, strict=True)]
-            self._dhi_np = [np.asarray(x, np.int64) if big else None
+            self._dhi_np = [np.asarray(x, np.int64) if big else none
                             for x, big in zip(self.dhi, self._big, strict=True)]
             self._pos_np = np.asarray(self.pos, np.int64)
             self._pool_np = np.asarray(self.pool_of, np.int64)

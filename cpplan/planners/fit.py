@@ -33,7 +33,7 @@ every order's objective (or ``"capacity"`` where that order overflowed).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -143,7 +143,7 @@ def conflicts(blocks: Blocks, among: np.ndarray | None = None) -> np.ndarray:
     n = len(blocks)
     if among is None:
         starts, ends, m = np.sort(blocks.start), np.sort(blocks.end), n
-        own = 1
+        own: int | np.ndarray = 1
     else:
         starts, ends, m = np.sort(blocks.start[among]), np.sort(blocks.end[among]), len(among)
         own = np.zeros(n, np.int64)
@@ -175,6 +175,7 @@ def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = N
     if order is not None and orders is not None:
         raise CpplanError(f"{planner}: give order= or orders=, not both")
     blocks = make_blocks(problem)
+    tried: tuple[str, ...]
     if order is not None:
         tried = (order,)
     elif orders is not None:
@@ -212,7 +213,7 @@ def fit_plan(problem: Problem, mode: str, planner: str, *, order: str | None = N
         assert first_error is not None
         raise first_error
     _, name, pool_of, offset = best
-    stats = {"order": name, "mode": mode, "orders": results}
+    stats: dict[str, object] = {"order": name, "mode": mode, "orders": results}
     left = int((placer.pool_of < 0).sum()) if results[name] == "out of time" else 0
     if left:
         stats["finished_in_tracks"] = left
@@ -257,7 +258,7 @@ def first_fit(problem: Problem, options: PlanOptions, *, order: str | None = Non
     return fit_plan(problem, "first", "first-fit", order=order, orders=orders)
 
 
-def _one_order(mode: str, order: str):
+def _one_order(mode: str, order: str) -> Callable[[Problem, PlanOptions], Plan]:
     name = f"{mode}-fit-{order}"
 
     def plan(problem: Problem, options: PlanOptions) -> Plan:

@@ -306,9 +306,9 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
         placer.clear()
         try:
             placer.place_fixed("local-search")
-            order = order_blocks(blocks, name)
-            order = order[blocks.fixed[order] < 0]
-            placer.place_order(order, m, "local-search")
+            arranged = order_blocks(blocks, name)
+            arranged = arranged[blocks.fixed[arranged] < 0]
+            placer.place_order(arranged, m, "local-search")
         except CapacityError as e:
             first_error = first_error or e
             continue
@@ -320,7 +320,7 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
             placements += n
         key = score()
         if best is None or key < best[0]:
-            best = (key, m, name, order.tolist(), placer.snapshot())
+            best = (key, m, name, arranged.tolist(), placer.snapshot())
     if best is None:
         assert first_error is not None
         raise first_error
@@ -369,7 +369,7 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
                           started=started, lower_bound=lower, stats=stats)
 
 
-def _pool_floor(blocks, lower: int) -> np.ndarray:
+def _pool_floor(blocks: Blocks, lower: int) -> np.ndarray:
     """Per pool, the height above which a block counts as sticking out: the pool's own max-load
     (scaled); with one pool, the lower bound itself."""
     from ..bounds import max_load
@@ -384,14 +384,14 @@ def _pool_floor(blocks, lower: int) -> np.ndarray:
                       np.int64)
 
 
-def _neighbours(blocks) -> list[list[int]]:
+def _neighbours(blocks: Blocks) -> list[list[int]]:
     """For each block, the blocks whose span shares a moment with its span, in start order
     (ties: block index)."""
     return split_lists(*OverlapIndex(blocks.start, blocks.end).neighbours())
 
 
 def _suffix_move(rng: random.Random, order: list[int], pos: dict[int, int], placer: Placer,
-          blocks, conflicts: list[list[int]] | None) -> tuple[int, list[int]] | None:
+          blocks: Blocks, conflicts: list[list[int]] | None) -> tuple[int, list[int]] | None:
     """A changed order and the first position where it differs."""
     n = len(order)
     heights = placer.heights()

@@ -132,7 +132,7 @@ class Placer:
     # -- state ---------------------------------------------------------------------------------
     def snapshot(self) -> tuple:
         """The placement state, to :meth:`restore` later."""
-        extra = ()
+        extra: tuple[np.ndarray, ...] = ()
         if self.index == "tiers":
             extra = (self._np_pool.copy(), self._np_alo.copy(), self._np_ahi.copy())
         return (self.pool_of.copy(), self.offset.copy(), list(self._ppool), list(self._palo),
@@ -287,12 +287,12 @@ class Placer:
             return self._find_one_piece(i, pool, mode, top)
         flo, fhi, dlo, dhi = self._forbidden(i, pool)
         n = len(flo)
-        if type(flo) is np.ndarray:
+        if isinstance(flo, np.ndarray) and isinstance(fhi, np.ndarray):  # (both, or neither)
             if n <= _TINY:
                 flo, fhi = flo.tolist(), fhi.tolist()
         elif n > _NUMPY_FROM:
             flo, fhi = np.asarray(flo, np.int64), np.asarray(fhi, np.int64)
-        if type(flo) is list:
+        if isinstance(flo, list):
             return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
         return _choose_sorted(np.sort(flo), np.sort(fhi), top, self.alignment(i, pool), mode,
                               dlo, dhi)

@@ -26,7 +26,7 @@ import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Protocol
+from typing import Any, Concatenate
 
 from ..deadline import OutOfTime, PlanOptions, current, finishing
 from ..errors import CapacityError, CpplanError
@@ -39,10 +39,9 @@ FAMILIES = ("replica", "own", "exact")
 OPTION_FIELDS = tuple(f.name for f in fields(PlanOptions))
 
 
-class Planner(Protocol):
-    """The shape of every planner (see the module docstring)."""
-
-    def __call__(self, problem: Problem, options: PlanOptions, /, **own: Any) -> Plan: ...
+#: The shape of every planner (see the module docstring): ``plan(problem, options, **own)``,
+#: its own options keyword-only, with defaults.
+Planner = Callable[Concatenate[Problem, PlanOptions, ...], Plan]
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,11 @@ def stack(blocks: Blocks, *, ticking: bool = True) -> tuple[np.ndarray, np.ndarr
     pool_of = np.zeros(n, np.int64)
     offset = np.zeros(n, np.int64)
     top = np.zeros(blocks.n_pools, np.int64)
-    for i in np.nonzero(blocks.fixed >= 0)[0]:
+    for i in np.nonzero(blocks.fixed >= 0)[0].tolist():
         p = _fixed_pool(blocks, i)
         pool_of[i], offset[i] = p, blocks.fixed[i]
         top[p] = max(top[p], blocks.fixed[i] + blocks.size[i])
-    for i in np.nonzero(blocks.fixed < 0)[0]:
+    for i in np.nonzero(blocks.fixed < 0)[0].tolist():
         if ticking:
             tick()
         for p in blocks.pools[i]:

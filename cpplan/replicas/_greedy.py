@@ -31,7 +31,9 @@ query is proportional to what the block overlaps, in numpy.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -39,6 +41,10 @@ from ..blocks import Blocks
 from ..deadline import tick
 from ..errors import CapacityError
 from ..planners.placer import PieceIndex, Placer, capacity_error
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+    from ..problem import Problem
 
 INF = np.iinfo(np.int64).max // 4
 EMPTY = np.zeros(0, np.int64)
@@ -50,7 +56,7 @@ def byte_alignment(blocks: Blocks, nbytes: int) -> int:
     return nbytes // math.gcd(nbytes, blocks.scale)
 
 
-def prepare(problem, alignment: int = 1) -> tuple[Blocks, int]:
+def prepare(problem: Problem, alignment: int = 1) -> tuple[Blocks, int]:
     """Blocks of ``problem`` in which offsets can be multiples of ``alignment`` bytes, and the
     scaled alignment to join every block's.
 
@@ -77,8 +83,8 @@ def prepare(problem, alignment: int = 1) -> tuple[Blocks, int]:
     return blocks, byte_alignment(blocks, alignment)
 
 
-def finish(blocks: Blocks, problem, pool_of, offset, *, planner: str, started: float,
-           stats: dict | None = None):
+def finish(blocks: Blocks, problem: Problem, pool_of: np.ndarray, offset: np.ndarray, *,
+           planner: str, started: float, stats: dict | None = None) -> Plan:
     """The checked plan of ``problem`` from a placement of ``blocks`` (see :func:`prepare`)."""
     from ..plan import Plan, ensure_valid
 
@@ -100,7 +106,11 @@ def padded_sizes(blocks: Blocks, round_to: int) -> np.ndarray:
     return -(-nbytes // g)
 
 
-def align_up(x, a):
+@overload
+def align_up(x: int, a: int) -> int: ...
+@overload
+def align_up(x: np.ndarray, a: int | np.ndarray) -> np.ndarray: ...
+def align_up(x: int | np.ndarray, a: int | np.ndarray) -> int | np.ndarray:
     """Round ``x`` (int or array) up to a multiple of ``a``."""
     return -(-x // a) * a
 
@@ -133,7 +143,7 @@ class Arena:
         self.piece_hi = phi
         self._index = PieceIndex(blocks, phi)
         # merged: obstacles come from a Placer over the padded blocks, as merged runs of bytes.
-        self._placer = None
+        self._placer: Placer | None = None
         if merged:
             padded = replace(blocks, size=self.top, piece_hi=phi,
                              alignment=np.lcm(blocks.alignment, self.extra))
@@ -168,14 +178,14 @@ class Arena:
             self._align[key] = got
         return got
 
-    def obstacles(self, i: int, pool: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def obstacles(self, i: int, pool: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Placed pieces of ``pool`` that share a moment with block ``i``, as plain-buffer
         intervals ``[lo, hi)`` in the block's offset space (see the module docstring), with the
         alignment of the block each belongs to. Unsorted."""
         a, b = self._pptr[i], self._pptr[i + 1]
         S = self._top[i]
         if self._placer is not None:
-            return self._merged_obstacles(i, pool)
+            return self._merged_obstacles(self._placer, i, pool)
         if b - a == 1:
             hi, lo = self._phi[a], self._plo[a]
             if hi <= lo:
@@ -200,7 +210,8 @@ class Arena:
             return los[0], his[0], als[0]
         return np.concatenate(los), np.concatenate(his), np.concatenate(als)
 
-    def _merged_obstacles(self, i: int, pool: int) -> tuple[np.ndarray, np.ndarray, None]:
+    def _merged_obstacles(self, placer: Placer, i: int, pool: int
+                          ) -> tuple[np.ndarray, np.ndarray, None]:
         a, b = self._pptr[i], self._pptr[i + 1]
         S = self._top[i]
         los, his = [], []
@@ -208,7 +219,7 @@ class Arena:
             hi, lo = self._phi[q], self._plo[q]
             if hi <= lo:
                 continue
-            olo, ohi = self._placer.occupied(pool, self._ps[q], self._pe[q])
+            olo, ohi = placer.occupied(pool, self._ps[q], self._pe[q])
             los.append(np.asarray(olo, np.int64) - (hi - S))
             his.append(np.asarray(ohi, np.int64) - lo)
         if not los:
@@ -303,7 +314,8 @@ class Arena:
             self.commit(i, bl.pools[i][0], 0)
         return np.nonzero(self.pool_of < 0)[0]
 
-    def place_in_order(self, order, choose, planner: str) -> None:
+    def place_in_order(self, order: Sequence[int] | np.ndarray, choose: Choose,
+                       planner: str) -> None:
         """Place the unplaced blocks of ``order``: for each candidate pool in turn,
         ``choose(self, i, pool)`` gives an offset; the first within capacity wins."""
         pool_of = self.pool_of
@@ -318,6 +330,15 @@ class Arena:
                     break
             else:
                 raise self.failure(i, planner)
+
+
+#: ``choose(arena, i, pool)``: the offset of block ``i`` in ``pool`` by a replica's rule, or
+#: ``None`` when the rule finds none there
+Choose = Callable[[Arena, int, int], "int | None"]
+#: ``order(blocks, arena, todo)``: the blocks still to place (``todo``) in a replica's order
+Order = Callable[[Blocks, Arena, np.ndarray], "Sequence[int] | np.ndarray"]
+#: ``assign(blocks, group)``: a shared-object replica's objects, each a list of blocks
+Assign = Callable[[Blocks, np.ndarray], list[list[int]]]
 
 
 # -- gap scans over obstacles sorted by offset ---------------------------------------------------
@@ -378,7 +399,7 @@ def choose_best_fit(arena: Arena, i: int, pool: int) -> int:
     return best_fit(lo, hi, int(arena.top[i]), arena.align(i, pool))[0]
 
 
-def replay(blocks: Blocks, group: np.ndarray):
+def replay(blocks: Blocks, group: np.ndarray) -> Iterator[tuple[int, list[int]]]:
     """The blocks of ``group`` in schedule order (start, then index), each with the blocks of
     the group that ended by its start since the previous one (by end, then index): the loop of
     the online shared-object replicas, which free before they allocate at a step."""
@@ -444,8 +465,8 @@ def rand_r(state: int) -> tuple[int, int]:
     return result, nxt
 
 
-def offset_plan(problem, name: str, *, order, choose, alignment: int = 1, round_to: int = 1,
-                merged: bool = True):
+def offset_plan(problem: Problem, name: str, *, order: Order, choose: Choose,
+                alignment: int = 1, round_to: int = 1, merged: bool = True) -> Plan:
     """The common shape of an offset replica: blocks, fixed and empty ones first, then
     ``order(blocks, arena, todo)`` placed one by one with ``choose(arena, i, pool)``.
 
@@ -469,7 +490,7 @@ def check_alignment(value: object, option: str = "alignment") -> int:
     return value
 
 
-def objects_plan(problem, name: str, assign, *, alignment: int = 1):
+def objects_plan(problem: Problem, name: str, assign: Assign, *, alignment: int = 1) -> Plan:
     """The common shape of a shared-object replica: fixed and empty blocks first, then
     ``assign(blocks, group)`` (a list of objects, each a list of blocks) per group of blocks
     with the same candidate pools, then the objects laid end to end (:func:`lay_out_objects`).

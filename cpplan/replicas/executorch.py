@@ -130,7 +130,7 @@ def _shared_objects(problem: Problem, name: str, alignment: int, overlapping: bo
     base = [0] * n_pools
     for i in np.nonzero(blocks.fixed >= 0)[0].tolist():
         top = int(blocks.fixed[i] + blocks.size[i])
-        p = next((q for q in blocks.pools[i] if cap[q] is None or top <= cap[q]),
+        p = next((q for q in blocks.pools[i] if (c := cap[q]) is None or top <= c),
                  blocks.pools[i][0])
         pool_of[i], offset[i] = p, blocks.fixed[i]
         base[p] = max(base[p], top)

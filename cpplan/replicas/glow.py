@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.fit import peak_first
@@ -68,12 +69,14 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 64) -> Plan
             best = (used, arena.pool_of.copy(), arena.offset.copy(), strategy)
         if used <= live_max:
             break
+    assert best is not None  # (STRATEGIES is not empty)
     _, pool_of, offset, strategy = best
     return finish(blocks, problem, pool_of, offset, planner=NAME, started=started,
                   stats={"strategy": strategy})
 
 
-def _order(blocks, top, todo, alloc_order, strategy) -> np.ndarray:
+def _order(blocks: Blocks, top: np.ndarray, todo: np.ndarray, alloc_order: np.ndarray,
+           strategy: str) -> np.ndarray:
     """The sequence in which one strategy picks the blocks of ``todo``."""
     is_todo = np.zeros(len(blocks), bool)
     is_todo[todo] = True

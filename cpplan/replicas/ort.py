@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
-from ._greedy import align_up, best_fit, check_alignment, offset_plan
+from ._greedy import Arena, align_up, best_fit, check_alignment, offset_plan
 
 NAME = "ort-online-best-fit"
 
@@ -47,14 +48,14 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 256) -> Pla
     """
     align_b = check_alignment(alignment)
 
-    def order(blocks, arena, todo):
+    def order(blocks: Blocks, arena: Arena, todo: np.ndarray) -> np.ndarray:
         return todo[np.lexsort((todo, blocks.start[todo]))]
 
     return offset_plan(problem, NAME, order=order, choose=_choose, alignment=align_b,
                        round_to=align_b)
 
 
-def _choose(arena, i: int, pool: int) -> int:
+def _choose(arena: Arena, i: int, pool: int) -> int:
     lo, hi, _ = arena.obstacles(i, pool)
     S = int(arena.top[i])
     A = arena.align(i, pool)

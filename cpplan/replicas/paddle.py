@@ -7,6 +7,9 @@ Reproduces PaddlePaddle/Paddle,
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..blocks import Blocks
 from ..deadline import PlanOptions, tick
 from ..plan import Plan
 from ..planners.registry import register
@@ -42,7 +45,7 @@ def plan(problem: Problem, options: PlanOptions, *, level: int = 0, alignment: i
     if level not in (0, 1):
         raise ValueError(f"level must be 0 or 1, got {level!r}")
 
-    def assign(blocks, group):
+    def assign(blocks: Blocks, group: np.ndarray) -> list[list[int]]:
         objects: list[list[int]] = []
         osize: list[int] = []
         var_of: dict[int, int] = {}

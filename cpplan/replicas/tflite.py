@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
-from ._greedy import align_up, check_alignment, offset_plan, scan
+from ._greedy import Arena, align_up, check_alignment, offset_plan, scan
 
 NAME = "tflite-arena"
 
@@ -46,7 +47,7 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 64) -> Plan
     """
     align_b = check_alignment(alignment)
 
-    def order(blocks, arena, todo):
+    def order(blocks: Blocks, arena: Arena, todo: np.ndarray) -> np.ndarray:
         last = len(blocks.times) - 1
         whole = (blocks.start[todo] == 0) & (blocks.end[todo] == last)
         first = todo[whole]
@@ -59,7 +60,7 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 64) -> Plan
                        merged=False)
 
 
-def _choose(arena, i: int, pool: int) -> int:
+def _choose(arena: Arena, i: int, pool: int) -> int:
     lo, hi, _ = arena.obstacles(i, pool)
     if len(lo) == 0:
         return 0

@@ -23,13 +23,14 @@ import heapq
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..deadline import PlanOptions, tick
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
 from ..segtree import SlotTree, first_below, last_above
 from ..sweep import OverlapIndex
-from ._greedy import INF, check_alignment, choose_best_fit, objects_plan, offset_plan
+from ._greedy import INF, Arena, check_alignment, choose_best_fit, objects_plan, offset_plan
 
 _REPRO = "tensorflow/tensorflow, tensorflow/lite/delegates/gpu/common/memory_management/"
 
@@ -49,7 +50,7 @@ def greedy_by_size(problem: Problem, options: PlanOptions, *, alignment: int = 1
     """
     align_b = check_alignment(alignment)
 
-    def order(blocks, arena, todo):
+    def order(blocks: Blocks, arena: Arena, todo: np.ndarray) -> np.ndarray:
         return todo[np.argsort(-blocks.size[todo], kind="stable")]
 
     return offset_plan(problem, "tflite-gpu-greedy-by-size", order=order, choose=choose_best_fit,
@@ -57,7 +58,7 @@ def greedy_by_size(problem: Problem, options: PlanOptions, *, alignment: int = 1
 
 
 # -- shared objects ------------------------------------------------------------------------------
-def _in_order(blocks, group: np.ndarray, equality: bool) -> list[list[int]]:
+def _in_order(blocks: Blocks, group: np.ndarray, equality: bool) -> list[list[int]]:
     """GreedyInOrderAssignment / EqualityAssignment over records in first-use order."""
     recs = group[np.lexsort((group, blocks.start[group]))]
     size = blocks.size
@@ -97,7 +98,7 @@ def _in_order(blocks, group: np.ndarray, equality: bool) -> list[list[int]]:
     return objects
 
 
-def _by_breadth(blocks, group: np.ndarray) -> list[list[int]]:
+def _by_breadth(blocks: Blocks, group: np.ndarray) -> list[list[int]]:
     """GreedyByBreadthAssignment: tasks by breadth descending, their records by size
     descending; each record joins the smallest free object that holds it, else the largest
     free one (growing it), else a new object."""
@@ -119,7 +120,7 @@ def _by_breadth(blocks, group: np.ndarray) -> list[list[int]]:
     return _assign_free_objects(blocks, recs)
 
 
-def _assign_free_objects(blocks, recs: np.ndarray) -> list[list[int]]:
+def _assign_free_objects(blocks: Blocks, recs: np.ndarray) -> list[list[int]]:
     """Give records ``recs``, in that order, objects (see :func:`_by_breadth`). An object is
     busy for a record when one of its records shares a moment with it: found through the
     neighbour lists of :class:`cpplan.sweep.OverlapIndex`, or, when there are more than
@@ -166,7 +167,7 @@ def _assign_free_objects(blocks, recs: np.ndarray) -> list[list[int]]:
 _PAIRS_UP_TO = 5_000_000  # overlapping pairs; above this the neighbour lists take > ~0.5 GB
 
 
-def _by_size_dist(blocks, group: np.ndarray) -> list[list[int]]:
+def _by_size_dist(blocks: Blocks, group: np.ndarray) -> list[list[int]]:
     """GreedyBySizeDistPriorityAssignment (see the module of the registered planner)."""
     n = len(group)
     size = blocks.size[group]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
-from ._greedy import check_alignment, choose_first_fit, offset_plan
+from ._greedy import Arena, check_alignment, choose_first_fit, offset_plan
 
 NAME = "tflm-greedy"
 
@@ -42,7 +43,7 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16) -> Plan
     """
     align_b = check_alignment(alignment)
 
-    def order(blocks, arena, todo):
+    def order(blocks: Blocks, arena: Arena, todo: np.ndarray) -> np.ndarray:
         rev = todo[::-1]
         return rev[np.argsort(-arena.top[rev], kind="stable")]
 

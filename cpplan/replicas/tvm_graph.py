@@ -10,6 +10,9 @@ from __future__ import annotations
 import bisect
 from itertools import count
 
+import numpy as np
+
+from ..blocks import Blocks
 from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
@@ -48,7 +51,7 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 1,
     if isinstance(match_range, bool) or not isinstance(match_range, int) or match_range < 0:
         raise ValueError(f"match_range must be a non-negative integer, got {match_range!r}")
 
-    def assign(blocks, group):
+    def assign(blocks: Blocks, group: np.ndarray) -> list[list[int]]:
         g = blocks.scale
         objects: list[list[int]] = []
         tsize: list[int] = []

@@ -18,23 +18,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..bounds import load_profile
 from ..deadline import OutOfTime, PlanOptions
 from ..errors import PlanError
 from ..plan import Plan
 from ..planners.fit import conflicts
+from ..planners.placer import capacity_error
 from ..planners.registry import register
 from ..problem import Problem
-from ._greedy import (
-    EMPTY,
-    Arena,
-    align_up,
-    capacity_error,
-    check_alignment,
-    finish,
-    prepare,
-    rand_r,
-)
+from ._greedy import EMPTY, Arena, align_up, check_alignment, finish, prepare, rand_r
 
 _DOC = """
 
@@ -90,7 +83,12 @@ _HILL_DOC = """
     """
 
 
-def _conflict_lists(problem: Problem, blocks, conflicts: Mapping[str, Sequence[str]] | None):
+#: Explicit conflict lists by block index (:func:`_conflict_lists`), or None
+Explicit = dict[int, list[int]] | None
+
+
+def _conflict_lists(problem: Problem, blocks: Blocks,
+                    conflicts: Mapping[str, Sequence[str]] | None) -> Explicit:
     """Explicit conflict lists as block indices (aliases map to their block), or None."""
     if conflicts is None:
         return None
@@ -111,7 +109,7 @@ def _conflict_lists(problem: Problem, blocks, conflicts: Mapping[str, Sequence[s
     return out
 
 
-def _counts(blocks, arena: Arena, explicit) -> np.ndarray:
+def _counts(blocks: Blocks, arena: Arena, explicit: Explicit) -> np.ndarray:
     """Number of conflicts per block: blocks overlapping its span (zero-size blocks conflict
     with nothing), or the length of its explicit list (TVM counts duplicates and itself)."""
     cnt = conflicts(blocks, np.nonzero(arena.top > 0)[0])
@@ -122,7 +120,8 @@ def _counts(blocks, arena: Arena, explicit) -> np.ndarray:
     return cnt
 
 
-def _explicit_obstacles(arena: Arena, i: int, pool: int, explicit):
+def _explicit_obstacles(arena: Arena, i: int, pool: int, explicit: Explicit
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Placed blocks of ``pool`` in ``i``'s explicit list, as whole rectangles."""
     lst = explicit.get(i) if explicit else None
     if not lst:
@@ -136,8 +135,10 @@ def _explicit_obstacles(arena: Arena, i: int, pool: int, explicit):
     return lo, hi, al
 
 
-def _obstacles(arena: Arena, i: int, pool: int, explicit):
+def _obstacles(arena: Arena, i: int, pool: int, explicit: Explicit
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lo, hi, al = arena.obstacles(i, pool)
+    assert al is not None  # (a plain arena, not merged: each obstacle keeps its alignment)
     if explicit:
         elo, ehi, eal = _explicit_obstacles(arena, i, pool, explicit)
         if len(elo):
@@ -146,7 +147,8 @@ def _obstacles(arena: Arena, i: int, pool: int, explicit):
     return lo, hi, al
 
 
-def _order(blocks, todo, cnt, by_conflicts: bool = False) -> list[int]:
+def _order(blocks: Blocks, todo: np.ndarray, cnt: np.ndarray, by_conflicts: bool = False
+           ) -> list[int]:
     """greedy_by_size's order (size, conflicts, name; all descending) or greedy_by_conflicts'
     (conflicts, size, name)."""
     names = [blocks.problem.buffers[int(r)].id for r in blocks.root]
@@ -156,7 +158,9 @@ def _order(blocks, todo, cnt, by_conflicts: bool = False) -> list[int]:
     return sorted(todo.tolist(), key=lambda i: (first[i], second[i], names[i]), reverse=True)
 
 
-def _start(problem: Problem, name: str, alignment: int, conflicts):
+def _start(problem: Problem, name: str, alignment: int,
+           conflicts: Mapping[str, Sequence[str]] | None
+           ) -> tuple[Blocks, Arena, Explicit, np.ndarray, np.ndarray]:
     """What every USMP algorithm starts from: the blocks and their arena with the fixed and
     empty blocks placed, the explicit conflict lists (or None), the blocks still to place and
     the conflict counts."""
@@ -167,7 +171,8 @@ def _start(problem: Problem, name: str, alignment: int, conflicts):
     return blocks, arena, explicit, todo, _counts(blocks, arena, explicit)
 
 
-def _greedy(problem: Problem, name: str, alignment: int, conflicts, by_conflicts: bool) -> Plan:
+def _greedy(problem: Problem, name: str, alignment: int,
+            conflicts: Mapping[str, Sequence[str]] | None, by_conflicts: bool) -> Plan:
     started = time.perf_counter()
     blocks, arena, explicit, todo, cnt = _start(problem, name, alignment, conflicts)
     size = arena.top.tolist()
@@ -271,8 +276,8 @@ def greedy_by_conflicts(problem: Problem, options: PlanOptions, *, alignment: in
     return _greedy(problem, "usmp-greedy-by-conflicts", alignment, conflicts, by_conflicts=True)
 
 
-greedy_by_size.function.__doc__ += _DOC
-greedy_by_conflicts.function.__doc__ += _DOC
+greedy_by_size.function.__doc__ = (greedy_by_size.function.__doc__ or "") + _DOC
+greedy_by_conflicts.function.__doc__ = (greedy_by_conflicts.function.__doc__ or "") + _DOC
 
 
 @register("usmp-hill-climb", family="replica", reproduces="apache/tvm, "
@@ -295,7 +300,7 @@ def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
     else:
         desired = -(-int(memory_pressure) // blocks.scale)
 
-    def choose(arena, i, pool):
+    def choose(arena: Arena, i: int, pool: int) -> int | None:
         lo, hi, al = _obstacles(arena, i, pool, explicit)
         A = arena.align(i, pool)
         if len(lo) == 0:
@@ -336,7 +341,7 @@ def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
         placed_order[:] = order
         return arena.pool_of.copy(), arena.offset.copy(), bool(unfit.any())
 
-    def heights(pool_of, off) -> np.ndarray:
+    def heights(pool_of: np.ndarray, off: np.ndarray) -> np.ndarray:
         h = np.zeros(blocks.n_pools, np.int64)
         ok = pool_of >= 0
         np.maximum.at(h, pool_of[ok], off[ok] + size[ok])
@@ -370,8 +375,8 @@ def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
         pos[b1], pos[b2] = i2, i1
 
     total_size = 0
-    result = None
-    alloc = None
+    result: tuple[np.ndarray, np.ndarray] | None = None
+    alloc: tuple[np.ndarray, np.ndarray] | None = None
     swap_i1 = swap_i2 = -1
     attempts = 0
     for attempts in range(max_attempts):
@@ -398,6 +403,7 @@ def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
                     break
         else:
             swap(swap_i2, swap_i1)
+            assert rollback is not None  # (the first attempt is always kept)
             alloc = rollback
             pool_of, off = alloc
             sizes = heights(pool_of, off)
@@ -442,4 +448,4 @@ def hill_climb(problem: Problem, options: PlanOptions, *, alignment: int = 1,
                   stats={"attempts": attempts + 1})
 
 
-hill_climb.function.__doc__ += _HILL_DOC
+hill_climb.function.__doc__ = (hill_climb.function.__doc__ or "") + _HILL_DOC

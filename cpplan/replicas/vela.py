@@ -68,6 +68,7 @@ import time
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..deadline import OutOfTime, PlanOptions, tick
 from ..errors import CapacityError, CpplanError
 from ..plan import Plan
@@ -117,21 +118,21 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16, quantum
     fixed = blocks.fixed >= 0
     for i in np.nonzero(fixed)[0].tolist():
         top = int(blocks.fixed[i]) * g + int(size[i])
-        p = next((q for q in pools[i] if caps[q] is None or top <= caps[q]), None)
+        p = next((q for q in pools[i] if (c := caps[q]) is None or top <= c), None)
         if p is None:
             raise capacity_error(blocks, i, NAME)
         pool_of[i] = p
     for p in range(blocks.n_pools):
         members = np.asarray([i for i in range(n) if pool_of[i] == p or (
             pool_of[i] < 0 and p in pools[i])], np.int64)
-        if caps[p] is None:
+        cap = caps[p]
+        if cap is None:
             pool_of[members] = p
             continue
         compete = np.asarray([pool_of[i] < 0 and pools[i][-1] != p for i in members.tolist()],
                              bool)
         kept, over = fast_storage(blocks.start[members], blocks.end[members], vstart[members],
-                                  vend[members], size[members], traffic[members], compete,
-                                  caps[p])
+                                  vend[members], size[members], traffic[members], compete, cap)
         if over is not None:
             raise _fit_error(blocks, int(members[over]), p, "its live bytes alone pass it")
         pool_of[members[kept]] = p
@@ -146,15 +147,16 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16, quantum
         if not len(mine):
             continue
         pinned = np.where(fixed[mine], blocks.fixed[mine] * g, -1)
-        limit = caps[p] if caps[p] is not None else 1 << 62
+        cap = caps[p]
+        limit = cap if cap is not None else 1 << 62
         addresses = hill_climb(vstart[mine], vend[mine], size[mine], align[mine], limit,
                                max_iterations, fixed=pinned)
         top = addresses + size[mine]
-        if caps[p] is not None and int(top.max()) > caps[p]:
+        if cap is not None and int(top.max()) > cap:
             live = np.zeros(len(blocks.times) + 1, np.int64)
             np.add.at(live, blocks.start[mine], size[mine])
             np.add.at(live, blocks.end[mine], -size[mine])
-            why = ("the live bytes alone pass it" if int(np.cumsum(live).max()) > caps[p]
+            why = ("the live bytes alone pass it" if int(np.cumsum(live).max()) > cap
                    else "the fit test counts live bytes, not holes")
             raise _fit_error(blocks, int(mine[int(np.argmax(top))]), p,
                              f"its hill climb needs {int(top.max())} bytes ({why})")
@@ -162,7 +164,7 @@ def plan(problem: Problem, options: PlanOptions, *, alignment: int = 16, quantum
     return finish(blocks, problem, pool_of, offset, planner=NAME, started=started)
 
 
-def _fit_error(blocks, i: int, p: int, why: str) -> CapacityError:
+def _fit_error(blocks: Blocks, i: int, p: int, why: str) -> CapacityError:
     pool = blocks.problem.pools[p]
     return CapacityError(f"{capacity_error(blocks, i, NAME)}; Vela keeps it in {pool.name!r} "
                          f"(capacity {pool.capacity}), where {why}")
@@ -264,15 +266,16 @@ def _exhaustive(group: list[int], rs: list[int], re_: list[int], sz: list[int],
     fits by live bytes, include-first; the first of the highest score wins. Returns which
     leave. ``base`` and ``max_mem`` are restored."""
     n = len(group)
-    best = [-1, [False] * n]
+    best_score = [-1]  # (lists: the search below sets them)
+    best: list[list[bool]] = [[False] * n]
     curr = [False] * n
     score_of = [int(access[i]) for i in group]
 
     def search(ix: int, score: int) -> None:
         if ix >= n:
-            if score > best[0]:
-                best[0] = score
-                best[1] = list(curr)
+            if score > best_score[0]:
+                best_score[0] = score
+                best[0] = list(curr)
             return
         i = group[ix]
         a, b = rs[i], re_[i]
@@ -288,7 +291,7 @@ def _exhaustive(group: list[int], rs: list[int], re_: list[int], sz: list[int],
             max_mem[a:b] += sz[i]
 
     search(0, 0)
-    return best[1]
+    return best[0]
 
 
 # -- the hill climb -------------------------------------------------------------------------------
@@ -337,8 +340,9 @@ class _HillClimb:
     """The state of ``HillClimbAllocator``: per live range its address, end address,
     predecessor and turn, kept across rounds as Vela keeps them."""
 
-    def __init__(self, start, end, size, alignment, memory_limit: int,
-                 max_iterations: int | None, fixed) -> None:
+    def __init__(self, start: np.ndarray, end: np.ndarray, size: np.ndarray,
+                 alignment: np.ndarray, memory_limit: int, max_iterations: int | None,
+                 fixed: np.ndarray | None) -> None:
         n = len(size)
         self.start = [int(v) for v in start]
         self.end = [int(v) for v in end]
@@ -356,7 +360,8 @@ class _HillClimb:
         self.rng = random.Random()
         # Ranks of the ticks (the clock itself may be sparse): the same neighbours, in the same
         # order, and the same bytes live at each moment as Vela's slot arrays.
-        ticks = np.unique(np.concatenate([np.asarray(start), np.asarray(end)])) if n else []
+        ticks = (np.unique(np.concatenate([np.asarray(start), np.asarray(end)])) if n
+                 else np.zeros(0, np.int64))
         rs = np.searchsorted(ticks, np.asarray(start, np.int64))
         re_ = np.searchsorted(ticks, np.asarray(end, np.int64))
         at_time = np.zeros(len(ticks) + 1, np.int64)

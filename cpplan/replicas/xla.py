@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..deadline import PlanOptions
 from ..plan import Plan
 from ..planners.registry import register
 from ..problem import Problem
-from ._greedy import check_alignment, choose_best_fit, offset_plan
+from ._greedy import Arena, check_alignment, choose_best_fit, offset_plan
 
 _DOC = """
 
@@ -39,7 +40,7 @@ _DOC = """
 def _run(problem: Problem, name: str, alignment: int, temporal: bool) -> Plan:
     align_b = check_alignment(alignment)
 
-    def order(blocks, arena, todo):
+    def order(blocks: Blocks, arena: Arena, todo: np.ndarray) -> np.ndarray:
         size = blocks.size[todo]
         dur = (blocks.end - blocks.start)[todo]
         keys = (todo, -size, -dur) if temporal else (todo, -dur, -size)
@@ -62,5 +63,5 @@ def temporal(problem: Problem, options: PlanOptions, *, alignment: int = 1) -> P
     return _run(problem, "xla-best-fit-temporal", alignment, temporal=True)
 
 
-spatial.function.__doc__ += _DOC
-temporal.function.__doc__ += _DOC
+spatial.function.__doc__ = (spatial.function.__doc__ or "") + _DOC
+temporal.function.__doc__ = (temporal.function.__doc__ or "") + _DOC

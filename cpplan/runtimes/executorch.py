@@ -176,8 +176,8 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
     reserved = _reserved(graph_module, alignment, pool_name)
     buffers += [b for _, b in reserved]
     owners += [None] * len(reserved)
-    mem_ids = {1 if m is None else m for m in mem_ids} | {m for m, _ in reserved}
-    pools = tuple(Pool(pool_name(m), alignment=alignment) for m in sorted(mem_ids))
+    used = {1 if m is None else m for m in mem_ids} | {m for m, _ in reserved}
+    pools = tuple(Pool(pool_name(m), alignment=alignment) for m in sorted(used))
     meta = {"source": "executorch", "alignment": alignment, "extra_padding": extra_padding,
             "lifetimes": "ExecuTorch node indices [first, last], made half-open"}
     problem = Problem(tuple(buffers), pools or (Pool(pool_name(1), alignment=alignment),),
@@ -588,7 +588,7 @@ def lower_pt2(path: str | Path, time_limit: float = 10.0,
 def _cpplan_error(error: BaseException, context: str) -> CpplanError:
     """The CpplanError in ``error``'s chain (ExecuTorch wraps what its passes raise), else one
     that says ``context`` and the first line of ``error``."""
-    seen = error
+    seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, CpplanError):
             return seen
@@ -702,7 +702,7 @@ def report_lines(arenas: list[ArenaReport]) -> list[str]:
         if a.greedy_bytes is None:
             saved = "?"
         else:
-            pct = 100 * a.saved / a.greedy_bytes if a.greedy_bytes else 0.0
+            pct = 100 * (a.greedy_bytes - a.bytes) / a.greedy_bytes if a.greedy_bytes else 0.0
             saved = f"{a.saved} ({pct:.1f}%)"
         where = f"mem_id {a.mem_id}" + (f" g{a.graph}" if len(arenas) > 1 and a.graph else "")
         greedy = "?" if a.greedy_bytes is None else str(a.greedy_bytes)

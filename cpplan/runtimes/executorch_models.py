@@ -44,7 +44,9 @@ def transformer_model(*, layers: int = 2, hidden: int = 64, heads: int = 4, toke
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,
+    # (attn_implementation goes through PretrainedConfig's **kwargs, which the typed signature
+    # of BertConfig in transformers 5 leaves out)
+    config = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,  # type: ignore[call-arg]
                         num_attention_heads=heads, intermediate_size=4 * hidden,
                         max_position_embeddings=max(64, tokens), attn_implementation="eager")
     bert = BertModel(config).eval()

@@ -21,14 +21,18 @@ import json
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CpplanError
+
+if TYPE_CHECKING:
+    import onnx
 
 __all__ = ["measured_peak", "with_weights", "example_feeds"]
 
 
-def _import_ort():
+def _import_ort() -> ModuleType:
     try:
         import onnxruntime
     except ImportError:
@@ -37,7 +41,7 @@ def _import_ort():
     return onnxruntime
 
 
-def with_weights(model):
+def with_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` (an onnx ModelProto, changed in place) with every externally stored
     initializer given zeros of its recorded length, held in the file."""
     import onnx

@@ -114,6 +114,7 @@ class _Graph:
         o.opcodeIndex = self.codes[builtin]
         o.inputs, o.outputs = inputs, outputs
         if options is not None:
+            assert options_type is not None, "options come with their options_type"
             o.builtinOptionsType = getattr(self.s.BuiltinOptions, options_type)
             o.builtinOptions = options
         self.operators.append(o)

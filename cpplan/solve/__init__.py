@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 from ..blocks import make_blocks
 from ..bounds import objective_lower_bound
@@ -140,13 +141,13 @@ def _budget(problem: Problem, options: PlanOptions | Budget | None,
     """The search's budget: the options' time limit, less the time to build and check the final
     plan (:func:`cpplan.deadline.finishing`); or, when ``options`` is the budget of a larger run
     (which kept that time already), a child of it."""
-    given = {k: v for k, v in keywords.items() if v is not None}
+    given: dict[str, Any] = {k: v for k, v in keywords.items() if v is not None}
     if isinstance(options, Budget):
         if given:
             raise CpplanError(f"solve: give a Budget or {', '.join(given)}, not both")
         return options.within(None)
     base = options if options is not None else PlanOptions(TIME_LIMIT)
-    parent = replace(base, **given).budget()  # type: ignore[arg-type]
+    parent = replace(base, **given).budget()
     limit = parent.remaining()
     return parent.within(limit - finishing(limit, len(problem.buffers)))
 

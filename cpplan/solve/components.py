@@ -62,7 +62,7 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Ou
     out = tile(ctx.blocks, comp.ids, target, budget, node_budget=nodes)
     if out.status != "feasible":
         return None
-    _offer(ctx, comp, out.offsets, "tiling")
+    _offer(ctx, comp, out.packing, "tiling")
     return out
 
 
@@ -119,7 +119,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         out = probe(b, comp.ids, {0: target}, budget.share(share))
         first = False
         if out.status == "feasible":
-            _offer(ctx, comp, out.offsets, "probe")
+            _offer(ctx, comp, out.packing, "probe")
         elif out.status == "infeasible":
             _refuted(ctx, comp, target, "probe", out.detail)
         elif ctx.goal == "fit":

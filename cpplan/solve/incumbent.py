@@ -167,9 +167,10 @@ class Incumbent:
                 return False
             whole = self.partial
         else:
-            if int((offsets + b.size[ids]).max()) > self.height(ids):  # type: ignore[operator]
+            current = self.offsets  # (its height over ids: self.height(ids))
+            if int((offsets + b.size[ids]).max()) > int((current[ids] + b.size[ids]).max()):
                 return False
-            whole = self.offsets.copy()
+            whole = current.copy()
             whole[ids] = offsets
         return self.offer(np.zeros(len(b), np.int64), whole, planner, ties=True)
 

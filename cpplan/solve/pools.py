@@ -48,7 +48,7 @@ def _whole_model(ctx: Context) -> None:
         if inc.objective is not None and b.pool_cost[p] > 0:
             cap = min(cap, inc.objective // (b.scale * int(b.pool_cost[p])))
         height_max[p] = max(cap, height_min[p])
-    hint = None if inc.offsets is None else (inc.pools, inc.offsets)
+    hint = None if inc.offsets is None or inc.pools is None else (inc.pools, inc.offsets)
     settled = b.settled_traffic_cost  # (the model leaves out what every plan pays)
 
     def report(objective: float, bound: float) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -12,9 +11,10 @@ from hypothesis import strategies as st
 
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
 from cpplan.deadline import PlanOptions
+from cpplan.exact import tiling
 from cpplan.exact.outcome import Outcome
 from cpplan.exact.tiling import is_tight, tight_share, tile
-from cpplan.exact.tiling_search import TilingSearch
+from cpplan.exact.tiling_search import POLL_EVERY, TilingSearch
 from cpplan.exact.twin import Twin
 from cpplan.perfect import perfect_packing
 from cpplan.solve import solve
@@ -154,18 +154,43 @@ def test_a_twin_search_in_its_own_process_rebuilds_a_perfect_packing():
     assert _valid(problem, blocks, out, problem.meta["optimum"])
 
 
-def test_a_twin_stops_when_closed_and_the_search_answers_with_one():
-    # Wall-clock mode with two workers: the search of 300 blocks or more runs with a twin; an
-    # unanswerable problem (a deadline far away) ends at once on a stop, the twin with it.
+def _recorded_twins(monkeypatch: pytest.MonkeyPatch) -> list[Twin]:
+    """Every twin :func:`tile` starts from now on, recorded."""
+    twins: list[Twin] = []
+
+    class Recorded(Twin):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            twins.append(self)
+
+    monkeypatch.setattr(tiling, "Twin", Recorded)
+    return twins
+
+
+@pytest.mark.parametrize("stop", ["node budget", "stopped before"])
+def test_a_stopped_search_answers_within_its_budget_and_closes_its_twin(monkeypatch, stop):
+    # Wall-clock mode with two workers: the search of 300 blocks or more runs with a twin in a
+    # process of its own. Stopped (by its node budget, or by a stop made before it starts), it
+    # answers within its nodes whatever the machine's speed, and its twin's process has ended
+    # by then. 2000 blocks take 2000 nodes at least: the search alone cannot answer "feasible"
+    # (only the twin could, with a valid packing).
     problem = perfect_packing(2000, seed=4)
     blocks = make_blocks(problem)
+    height = problem.meta["optimum"] // blocks.scale
+    twins = _recorded_twins(monkeypatch)
     control = PlanOptions(60, workers=2).budget()
-    threading.Timer(1.0, control.stop).start()
-    began = time.perf_counter()
-    out = tile(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale, control,
-               merge=False)
-    assert time.perf_counter() - began < 5
+    nodes = 1000 if stop == "node budget" else None
+    if stop == "stopped before":
+        control.stop()
+    stats: dict = {}
+    out = tile(blocks, np.arange(len(blocks)), height, control, merge=False, node_budget=nodes,
+               stats=stats)
+    assert len(twins) == 1 and twins[0].proc.returncode is not None
+    # (the node a search stops at is counted: one more than the budget; a stop is seen at the
+    # first look at the flags, after POLL_EVERY nodes)
+    assert stats["nodes"] <= (nodes + 1 if nodes is not None else POLL_EVERY)
     if out.status == "feasible":
+        assert "answered by the helper process" in out.detail
         assert _valid(problem, blocks, out, problem.meta["optimum"])
     else:
-        assert out.status == "unknown"
+        assert out.status == "unknown", out.detail
