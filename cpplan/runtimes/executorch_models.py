@@ -88,7 +88,7 @@ def llama_decoder(*, layers: int = 24, hidden: int = 64, heads: int = 4, kv_head
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,
+    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,  # type: ignore[call-arg]
                          num_attention_heads=heads, num_key_value_heads=kv_heads,
                          intermediate_size=intermediate or 8 * hidden // 3 + 2,
                          max_position_embeddings=max(256, max_cache_len),

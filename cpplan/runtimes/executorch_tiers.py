@@ -368,6 +368,7 @@ def executorch_outcomes(problem: Problem, owners: list[Any], specs: list[Any], g
     out = []
     for name, run in runs:
         started = time.perf_counter()
+        got: Outcome | tuple[dict[int, tuple[int, int]], list[int]]
         try:
             got = run()
         except _Fails as e:
