@@ -12,12 +12,17 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from cpplan.io import read_problem
 
-DEFAULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks" / "idealloc"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from shared_sets import SHARED  # noqa: E402
+
+DEFAULT = SHARED / "idealloc"
 
 
 def main() -> None:

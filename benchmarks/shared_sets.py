@@ -1,10 +1,13 @@
-"""Where the public instance sets are: ``shared/benchmarks`` beside the repository."""
+"""Where the public instance sets are: ``$CPPLAN_BENCHMARKS``, else ``shared/benchmarks``
+beside the repository (``python benchmarks/fetch_sets.py`` puts them there)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
+SHARED = Path(os.environ.get("CPPLAN_BENCHMARKS")
+              or Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks")
 SETS = {"challenging": "minimalloc-challenging", "idealloc": "idealloc"}
 
 
@@ -13,7 +16,8 @@ def instance_files(set_name: str, names: list[str] | None = None) -> list[Path] 
     or ``None`` after printing why, when the shared folder is absent."""
     folder = SHARED / SETS[set_name]
     if not folder.is_dir():
-        print(f"skipped: {folder} is absent (the shared benchmark sets are not on this machine)")
+        print(f"skipped: {folder} is absent (python benchmarks/fetch_sets.py fetches the public "
+              "sets)")
         return None
     files = sorted(folder.glob("*.csv"))
     if names:

@@ -1,21 +1,23 @@
-"""Where the shared public benchmark instances are (beside the repository, never copied in)."""
+"""Where the public benchmark instances are: ``$CPPLAN_BENCHMARKS``, else ``shared/benchmarks``
+beside the repository (never copied in; ``python benchmarks/fetch_sets.py`` fetches them)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = ROOT / ".." / "shared" / "benchmarks"
+BENCHMARKS = Path(os.environ.get("CPPLAN_BENCHMARKS") or ROOT / ".." / "shared" / "benchmarks")
 
 
 def benchmark(*parts: str) -> Path:
     """Path of a shared benchmark file; skips the test with a clear message when absent."""
     path = BENCHMARKS.joinpath(*parts)
     if not path.is_file():
-        pytest.skip(f"shared benchmark {path.resolve()} is absent (expected the folder "
-                    "shared/benchmarks beside the repository)")
+        pytest.skip(f"benchmark set file {path.resolve()} is absent (python "
+                    "benchmarks/fetch_sets.py fetches the public sets)")
     return path
 
 
