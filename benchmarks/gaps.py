@@ -17,6 +17,10 @@ the buffers longer than 3 steps get one or two gaps, half of those with a window
   what it costs or brings.
 
     python benchmarks/gaps.py [--buffers 30 80 200] [--seeds 1 2 3] [--time-limit 30]
+
+Takes about 12 min on this 2-core machine with the defaults. Prints each instance's row as it
+finishes; exits 1 after the last when an instance failed (cpplan's command failed or raised, a
+plan failed ``cpplan check``, or MiniMalloc contradicted cpplan's proof).
 """
 
 from __future__ import annotations
@@ -106,7 +110,8 @@ def probes(problem: Problem, height: int, budget: float) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--buffers", type=int, nargs="*", default=[30, 80, 200])
     ap.add_argument("--seeds", type=int, nargs="*", default=[1, 2, 3])
     ap.add_argument("--time-limit", type=float, default=30.0)
@@ -116,43 +121,55 @@ def main() -> int:
         print(f"note: {ANCHOR} is absent; MiniMalloc columns skipped")
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     print(f"{'instance':14} {'cpplan (lower bound)':32} {'minimalloc at H':22} {'at H-1':16} "
-          "probe H: dfs+cp | cp alone | H-1: dfs+cp | cp alone")
+          "probe H: dfs+cp | cp alone | H-1: dfs+cp | cp alone", flush=True)
     bad = 0
     todo = [WINDOW, *(instance(seed, n) for n in args.buffers for seed in args.seeds)]
     for problem in todo:
-        with tempfile.TemporaryDirectory() as tmp:
-            src, plan, mm = Path(tmp) / "p.csv", Path(tmp) / "plan.csv", Path(tmp) / "mm.csv"
-            write_problem(problem, src)
-            rc, out, secs = cli("solve", str(src), "-o", str(plan), "-q", "--time-limit",
-                                str(args.time_limit), timeout=args.time_limit + 60)
-            if rc != 0:
-                print(f"{problem.name:14} cpplan failed: {out}")
-                bad += 1
-                continue
-            status, height = out.split(":")[0], int(out.split("height ")[1].split(",")[0])
-            bound = out.split("lower bound ")[1].split(",")[0]
-            checked, _, _ = cli("check", str(src), str(plan), timeout=60)
-            bad += checked != 0
-            mine = f"{status:8} {height:6} ({bound:>6}) {secs:5.1f}s" + (
-                "" if checked == 0 else " INVALID")
-            at_h = at_below = "-"
-            if have_anchor:
-                verdict, msecs = minimalloc(src, height, mm, args.time_limit)
-                if verdict == "fits":
-                    checked, _, _ = cli("check", str(src), str(mm), timeout=60)
-                    verdict += "" if checked == 0 else " INVALID"
-                    bad += checked != 0
-                if verdict == "no":  # cpplan's checked plan fits at H: a wrong "no"
-                    verdict = "no(WRONG)"
-                at_h = f"{verdict:8} {msecs:6.2f}s"
-                verdict, msecs = minimalloc(src, height - 1, mm, args.time_limit)
-                if verdict == "fits" and status == "optimal":  # against cpplan's proof
-                    verdict = "fits(WRONG)"
-                    bad += 1
-                at_below = f"{verdict:8} {msecs:6.2f}s"
-            print(f"{problem.name:14} {mine:32} {at_h:22} {at_below:16} "
-                  f"{probes(problem, height, args.time_limit)}", flush=True)
+        try:
+            bad += row(problem, args, have_anchor)
+        except Exception as e:  # (a command past its timeout too)
+            print(f"{problem.name:14} FAILED: {type(e).__name__}: {e}", flush=True)
+            bad += 1
+    if bad:
+        print(f"{bad} failure{'s' * (bad > 1)} (marked above)")
     return 1 if bad else 0
+
+
+def row(problem: Problem, args: argparse.Namespace, have_anchor: bool) -> int:
+    """Print ``problem``'s row; the number of failures in it."""
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        src, plan, mm = Path(tmp) / "p.csv", Path(tmp) / "plan.csv", Path(tmp) / "mm.csv"
+        write_problem(problem, src)
+        rc, out, secs = cli("solve", str(src), "-o", str(plan), "-q", "--time-limit",
+                            str(args.time_limit), timeout=args.time_limit + 60)
+        if rc != 0:
+            print(f"{problem.name:14} cpplan failed: {out}", flush=True)
+            return 1
+        status, height = out.split(":")[0], int(out.split("height ")[1].split(",")[0])
+        bound = out.split("lower bound ")[1].split(",")[0]
+        checked, _, _ = cli("check", str(src), str(plan), timeout=60)
+        bad += checked != 0
+        mine = f"{status:8} {height:6} ({bound:>6}) {secs:5.1f}s" + (
+            "" if checked == 0 else " INVALID")
+        at_h = at_below = "-"
+        if have_anchor:
+            verdict, msecs = minimalloc(src, height, mm, args.time_limit)
+            if verdict == "fits":
+                checked, _, _ = cli("check", str(src), str(mm), timeout=60)
+                verdict += "" if checked == 0 else " INVALID"
+                bad += checked != 0
+            if verdict == "no":  # cpplan's checked plan fits at H: a wrong "no"
+                verdict = "no(WRONG)"
+            at_h = f"{verdict:8} {msecs:6.2f}s"
+            verdict, msecs = minimalloc(src, height - 1, mm, args.time_limit)
+            if verdict == "fits" and status == "optimal":  # against cpplan's proof
+                verdict = "fits(WRONG)"
+                bad += 1
+            at_below = f"{verdict:8} {msecs:6.2f}s"
+        print(f"{problem.name:14} {mine:32} {at_h:22} {at_below:16} "
+              f"{probes(problem, height, args.time_limit)}", flush=True)
+    return bad
 
 
 if __name__ == "__main__":

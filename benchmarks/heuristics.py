@@ -27,7 +27,6 @@ from pathlib import Path
 
 from shared_sets import instance_files
 
-from cpplan.errors import CpplanError
 from cpplan.io import read_problem
 from cpplan.planners import info, names
 
@@ -59,8 +58,9 @@ def instances(selected: list[str] | None) -> list[tuple[str, Path]] | None:
 
 
 def run(name: str, problem, time_limit: float, repeat: int) -> tuple[str, float, str]:
-    """(cell text, seconds, status) of planner ``name`` on ``problem``."""
-    fn = info(name).function
+    """(cell text, seconds, status) of planner ``name`` on ``problem``; status ``error`` when
+    the planner raised (the cell names the error)."""
+    fn = info(name)  # called as a user calls it: fn(problem, time_limit=...)
     options = {"time_limit": time_limit} if name in SEARCHES else {}
     times = []
     plans = []
@@ -71,8 +71,9 @@ def run(name: str, problem, time_limit: float, repeat: int) -> tuple[str, float,
         t = time.perf_counter()
         try:
             plans.append(fn(fresh, **options))
-        except CpplanError as e:
-            return f"error: {str(e)[:40]}", time.perf_counter() - t, "error"
+        except Exception as e:  # (a CpplanError, or a bug: the row says which, the exit code 1)
+            what = str(e).strip().splitlines()[0][:40] if str(e).strip() else ""
+            return f"error: {type(e).__name__} {what}", time.perf_counter() - t, "error"
         times.append(time.perf_counter() - t)
         if name in ONCE or k + 1 >= repeat or (times[-1] >= REPEAT_UNDER and name not in TIMED):
             break
@@ -89,7 +90,8 @@ def main() -> int:
                     "pangu_2.6B, S_1, Y_1)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per fast planner (median)")
     ap.add_argument("--time-limit", type=float, default=3.0, help="seconds for the searches")
-    ap.add_argument("--long", action="store_true", help="one line per run")
+    ap.add_argument("--long", action="store_true",
+                    help="the lines only (one per planner and instance), no table at the end")
     args = ap.parse_args()
 
     selected = [s.strip() for s in args.instances.split(",")] if args.instances else None
@@ -107,23 +109,31 @@ def main() -> int:
         print("no instances to run")
         return 0
 
+    print(f"{len(planners)} planners x {len(todo)} instances; each line as its cell finishes "
+          "(height / lower bound, median seconds, status)" + ("" if args.long else
+                                                              "; the table at the end"),
+          flush=True)
+    print(f"{'instance':<10} {'planner':<38} {'height/LB':<10} {'seconds':>9} status", flush=True)
     cells: dict[tuple[str, str], str] = {}
+    failed: list[str] = []
     for short, path in todo:
         problem = read_problem(path)
         for name in planners:
             text, seconds, status = run(name, problem, args.time_limit, args.repeat)
-            cell = f"{text} {seconds:.2f}s"
-            cells[name, short] = cell
-            if args.long:
-                print(f"{short:<10} {name:<38} {text:<10} {seconds:8.3f}s {status}", flush=True)
-    if args.long:
-        return 0
-    width = max(len(c) for c in cells.values()) + 1
-    head = f"{'planner':<38}" + "".join(f"{short:>{width}}" for short, _ in todo)
-    print("height / lower bound and seconds (median of runs; usmp-hill-climb: one run)")
-    print(head)
-    for name in planners:
-        print(f"{name:<38}" + "".join(f"{cells[name, short]:>{width}}" for short, _ in todo))
+            cells[name, short] = f"{text} {seconds:.2f}s"
+            if status == "error":
+                failed.append(f"{name} on {short}")
+            print(f"{short:<10} {name:<38} {text:<10} {seconds:8.3f}s {status}", flush=True)
+    if not args.long:
+        width = max(len(c) for c in cells.values()) + 1
+        head = f"{'planner':<38}" + "".join(f"{short:>{width}}" for short, _ in todo)
+        print("\nheight / lower bound and seconds (median of runs; usmp-hill-climb: one run)")
+        print(head)
+        for name in planners:
+            print(f"{name:<38}" + "".join(f"{cells[name, short]:>{width}}" for short, _ in todo))
+    if failed:
+        print(f"{len(failed)} failed: {', '.join(failed)}")
+        return 1
     return 0
 
 
