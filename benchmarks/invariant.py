@@ -4,7 +4,11 @@ For every shared instance and each limit T it runs, as a user would, ``cpplan so
 --time-limit T`` and ``cpplan solve --planner best-fit --time-limit T`` (best-fit alone, with
 the same limit), and prints both heights as multiples of the max-load L, the best objective any
 of solve's own heuristics offered (``stats.offered``), and whether solve's answer is at or
-below both. Prints a last line counting the violations (the acceptance: none).
+below both. Prints a last line counting the violations (the acceptance: none), and exits 1
+when there is one or when a command failed (its row says ``error``).
+
+Takes about DURATION on this 2-core machine with the defaults (``--limits 1`` alone: about
+DURATION_1).
 
     python benchmarks/invariant.py                       # T = 1, 5 and 60 s, every instance
     python benchmarks/invariant.py --limits 1 --sets idealloc
@@ -27,24 +31,26 @@ def run(path, limit: float, *extra: str) -> dict:
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
-        return {"status": "error", "objective": None}
+        why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return {"status": "error", "objective": None, "error": why}
 
 
 def _ratio(value: int | None, lb: int) -> str:
     return "-" if not value else f"{value / lb:.4f}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--limits", type=float, nargs="*", default=[1, 5, 60])
     ap.add_argument("--sets", nargs="*", default=list(SETS))
     args = ap.parse_args()
     from cpplan.bounds import objective_lower_bound
     from cpplan.io import read_problem
 
-    bad = total = 0
+    bad = total = errors = 0
     print(f"{'instance':<22} {'T':>4}  {'solve/L':>9} {'status':<9} {'best-fit/L':>10} "
-          f"{'offered/L':>9}  ok")
+          f"{'offered/L':>9}  ok", flush=True)
     for set_name in args.sets:
         for path in instance_files(set_name) or []:
             lb = objective_lower_bound(read_problem(path))
@@ -59,11 +65,18 @@ def main() -> None:
                     (floor is None or obj <= floor)
                 total += 1
                 bad += not ok
+                why = "; ".join(f"{what}: {r['error']}" for what, r in (("solve", got),
+                                                                         ("best-fit", alone))
+                                if "error" in r)
+                errors += bool(why)
                 print(f"{path.stem:<22} {limit:>4g}  {_ratio(obj, lb):>9} {got['status']:<9} "
                       f"{_ratio(alone.get('objective'), lb):>10} {_ratio(floor, lb):>9}  "
-                      f"{'yes' if ok else 'NO'}")
-    print(f"{bad} of {total} runs worse than a heuristic that finished")
+                      f"{'yes' if ok else 'NO'}" + (f"  error: {why}" if why else ""),
+                      flush=True)
+    print(f"{bad} of {total} runs worse than a heuristic that finished"
+          + (f"; {errors} with a command that failed" if errors else ""))
+    return 1 if bad or errors else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

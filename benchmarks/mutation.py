@@ -130,7 +130,8 @@ def run(mutant: Mutant, tests: tuple[str, ...], copy: Path, timeout: float) -> s
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", metavar="TARGET",
                         help=f"{' or '.join(TARGETS)} (default: both)")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")

@@ -29,6 +29,11 @@ cost is below cpplan's, ``fail`` where the planner stops: a packing past the SRA
 plan of the original), cpplan's traffic cost, its proven lower bound, status, gap and seconds,
 and ``vs best``: cpplan's cost against the best replica's. The two-memory problems are written
 to ``--keep`` so that any row can be solved again (``cpplan solve FILE``).
+
+Each model's rows are printed as it finishes (its progress on stderr), the summary at the end.
+A model that cannot run (its input absent, the onnx extra missing: the line says which, or
+cpplan raising) is named on stderr and again at the end, and the script exits 1 after the
+others. Takes about DURATION on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations
@@ -145,8 +150,22 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def print_row(r: Row, labels: list[str]) -> None:
+    p = r.plan
+    ours = p.objective
+    gap = p.gap if p.gap is not None else float("nan")
+    vs = ("-" if r.best_replica is None else
+          f"{100 * (ours - r.best_replica) / r.best_replica:+.1f}%")
+    share = "-" if p.fast_share is None else f"{100 * p.fast_share:.1f}%"
+    print(f"| {r.model} | {r.tensors} | 1/{r.fraction} = {_bytes(r.sram)} | "
+          + " | ".join(cell(r.shares[lab], ours) for lab in labels)
+          + f" | {share} | {ours} | {p.lower_bound} | {p.status} | {100 * gap:.2f}% | "
+          f"{vs} | {p.seconds:.1f} |", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(ONNX_INSTANCES + EXPORTS + TFLM),
                     help="comma-separated model names")
     ap.add_argument("--time-limit", type=float, default=10.0,
@@ -158,13 +177,6 @@ def main() -> None:
     args = ap.parse_args()
     if args.keep:
         Path(args.keep).mkdir(parents=True, exist_ok=True)
-    rows: list[Row] = []
-    for name in args.models.split(","):
-        problem = load(name.strip())
-        if isinstance(problem, str):
-            print(f"skip {name}: {problem}", file=sys.stderr)
-            continue
-        rows += run_model(name.strip(), problem, args)
     labels = [label for _, label in REPLICAS]
     print(f"SRAM at 1/8, 1/4, 1/2 of the one-arena optimum, traffic cost 1; DRAM unbounded, "
           f"traffic cost {args.dram_cost}; share = traffic served from SRAM "
@@ -172,42 +184,55 @@ def main() -> None:
     print()
     print("| model | tensors | SRAM | " + " | ".join(labels) + " | cpplan | traffic cost | "
           "lower bound | status | gap | vs best replica | s |")
-    print("|---|---:|---|" + "---:|" * (len(labels) + 1) + "---:|---:|---|---:|---:|---:|")
+    print("|---|---:|---|" + "---:|" * (len(labels) + 1) + "---:|---:|---|---:|---:|---:|",
+          flush=True)
+    rows: list[Row] = []
+    failed: list[str] = []
+    for name in args.models.split(","):
+        problem = load(name.strip())
+        if isinstance(problem, str):
+            failed.append(f"{name}: {problem}")
+            print(f"skip {name}: {problem}", file=sys.stderr, flush=True)
+            continue
+        try:
+            got = run_model(name.strip(), problem, args)
+        except Exception as e:
+            failed.append(f"{name}: {type(e).__name__}: {e}")
+            print(f"failed {name}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            continue
+        for r in got:
+            print_row(r, labels)
+        rows += got
     at_or_below = 0
     gaps = []
     above = []
     for r in rows:
         p = r.plan
-        ours = p.objective
-        gap = p.gap if p.gap is not None else float("nan")
-        gaps.append(gap)
+        gaps.append(p.gap if p.gap is not None else float("nan"))
         rivals = [v[1] for v in r.shares.values() if v[0] not in ("fail", "t/o")]
-        if all(ours <= c for c in rivals):
+        if all(p.objective <= c for c in rivals):
             at_or_below += 1
         else:
             above.append(f"{r.model} 1/{r.fraction}")
-        vs = ("-" if r.best_replica is None else
-              f"{100 * (ours - r.best_replica) / r.best_replica:+.1f}%")
-        share = "-" if p.fast_share is None else f"{100 * p.fast_share:.1f}%"
-        print(f"| {r.model} | {r.tensors} | 1/{r.fraction} = {_bytes(r.sram)} | "
-              + " | ".join(cell(r.shares[lab], ours) for lab in labels)
-              + f" | {share} | {ours} | {p.lower_bound} | {p.status} | {100 * gap:.2f}% | "
-              f"{vs} | {p.seconds:.1f} |")
     print()
     if rows:
         finite = [g for g in gaps if g == g]
         print(f"cpplan's traffic cost at or below every replica's (and tiers-greedy's): "
               f"{at_or_below} of {len(rows)}" + (f" (above on {', '.join(above)})"
                                                  if above else ""))
-        print(f"optimal: {sum(r.plan.status == 'optimal' for r in rows)} of {len(rows)}; gap: "
-              f"max {100 * max(finite):.2f}%, median {100 * statistics.median(finite):.2f}%")
+        print(f"optimal: {sum(r.plan.status == 'optimal' for r in rows)} of {len(rows)}"
+              + (f"; gap: max {100 * max(finite):.2f}%, median "
+                 f"{100 * statistics.median(finite):.2f}%" if finite else ""))
         open_rows = [r for r in rows if r.plan.status != "optimal"]
         for r in sorted(open_rows, key=lambda r: -(r.plan.gap or 0.0)):
             where = (f": {Path(args.keep) / f'{r.model}-sram{r.fraction}.json'}" if args.keep
                      else "")
             print(f"not proven optimal: {r.model} 1/{r.fraction}, gap "
                   f"{100 * (r.plan.gap or 0.0):.2f}%{where}")
+    for f in failed:
+        print(f"FAILED {f}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -8,6 +8,11 @@ passes ``cpplan check``.
 
     python benchmarks/time_limits.py                    # T = 1 and 5, every instance
     python benchmarks/time_limits.py --limits 1 --sets idealloc --ctrl-c 3
+
+Each row is printed as its command ends; exits 1 after the last when a command failed (no JSON
+record: the row gives its last error line) or, with ``--ctrl-c``, a plan written after SIGINT
+fails ``cpplan check`` (an overrun is printed, not an error: it moves with the machine's load).
+Takes about DURATION on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations
@@ -30,7 +35,11 @@ def run_solve(path: Path, limit: float) -> tuple[float, float, str]:
     done = subprocess.run([sys.executable, "-m", "cpplan.cli", "solve", str(path), "--time-limit",
                            str(limit), "--quiet", "--json"], capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    record = json.loads(done.stdout)
+    try:
+        record = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        raise RuntimeError(why) from None
     return record["seconds"], wall, record["status"]
 
 
@@ -51,8 +60,9 @@ def ctrl_c(path: Path, after: float) -> tuple[float, bool]:
         return took, ok
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--limits", type=float, nargs="+", default=[1.0, 5.0])
     ap.add_argument("--sets", nargs="+", default=["challenging", "idealloc"])
     ap.add_argument("--names", nargs="*", default=None, help="only these instances")
@@ -63,24 +73,42 @@ def main() -> None:
     for s in args.sets:
         got = instance_files(s, args.names)
         if got is None:
-            return
+            return 0
         files += got
-    print(f"{'instance':<22} {'T':>5} {'solve s':>8} {'over T':>7} {'wall s':>7}  status")
+    print(f"{'instance':<22} {'T':>5} {'solve s':>8} {'over T':>7} {'wall s':>7}  status",
+          flush=True)
     overruns = []
+    failed: list[str] = []
     for path in files:
         for limit in args.limits:
-            seconds, wall, status = run_solve(path, limit)
+            try:
+                seconds, wall, status = run_solve(path, limit)
+            except Exception as e:
+                failed.append(f"{path.stem} T={limit:g}")
+                print(f"{path.stem:<22} {limit:>5g} FAILED: {type(e).__name__}: {e}", flush=True)
+                continue
             overruns.append(seconds - limit)
             print(f"{path.stem:<22} {limit:>5g} {seconds:>8.2f} {seconds - limit:>+7.2f} "
                   f"{wall:>7.2f}  {status}", flush=True)
-    print(f"overrun past T: median {statistics.median(overruns):+.2f} s, "
-          f"max {max(overruns):+.2f} s")
+    if overruns:
+        print(f"overrun past T: median {statistics.median(overruns):+.2f} s, "
+              f"max {max(overruns):+.2f} s")
     if args.ctrl_c is not None:
         print(f"\n{'instance':<22} {'exit after SIGINT s':>20}  plan checked")
         for path in files:
-            took, ok = ctrl_c(path, args.ctrl_c)
+            try:
+                took, ok = ctrl_c(path, args.ctrl_c)
+            except Exception as e:
+                failed.append(f"{path.stem} Ctrl-C")
+                print(f"{path.stem:<22} FAILED: {type(e).__name__}: {e}", flush=True)
+                continue
+            if not ok:
+                failed.append(f"{path.stem} Ctrl-C: no checked plan")
             print(f"{path.stem:<22} {took:>20.2f}  {'yes' if ok else 'NO'}", flush=True)
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,7 +20,10 @@ thirty NPU operators with tensors of their own, concatenations and additions wri
 live ranges, feature maps take the NHCWB16 brick format, padded to 16 channels), its clock and
 cascades are its own, weight buffers take SRAM, and its access estimates count element
 accesses per operator where the TFLM view has size x (1 + readers). Needs
-``pip install ".[vela,tflite]"``.
+``pip install ".[vela,tflite]"``: without it, says which module is missing and exits 1.
+
+Each compile's row is printed as it ends; one that raises is marked FAILED in its row, and the
+script exits 1 after the others. Takes about DURATION on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations
@@ -86,48 +89,70 @@ def exact(got: dict) -> tuple[int, int, int, int]:
     return same, total, same_at, at
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sram", default="2048,4096,8192,12288",
                     help="SRAM sizes in bytes, comma-separated")
     args = ap.parse_args()
-    try:
-        from cpplan.errors import CapacityError
-        from cpplan.planners.registry import get
-        from tests.replicas.vela_capture import compile_model
-    except ImportError as e:
-        raise SystemExit(f"needs the vela and tflite extras: {e}") from None
+    for module, extra in (("ethosu.vela", "vela"), ("tflite_micro", "tflite")):
+        try:
+            __import__(module)
+        except ImportError as e:
+            print(f"missing module {e.name or module}: pip install \".[{extra}]\" (this "
+                  "benchmark needs \".[vela,tflite]\")", file=sys.stderr)
+            return 1
+
     sizes = [int(s) for s in args.sram.split(",")]
     print("| model | SRAM | exact: decisions | exact: addresses | Vela FMs in SRAM | "
           "replica (TFLM view) FMs in SRAM | same choice (names in both) | Vela SRAM / DRAM "
           "arena | replica SRAM / DRAM |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    failed: list[str] = []
     with tempfile.TemporaryDirectory() as out:
         for model in sorted((ROOT / "instances" / "tflite").glob("*_int8.tflite")):
             for sram in sizes:
-                got = compile_model(str(model), sram, out)
-                same, total, same_at, at = exact(got)
-                final = got["fast"][-1]["lrs"]
-                vela_fast = {t: r["stays"] for r in final if r["competes"]
-                             for t in r["tensors"]}
-                problem = traffic_problem(model, sram)
                 try:
-                    plan = get("vela")(problem)
-                except CapacityError as err:
-                    print(f"| {model.stem} | {sram} | {same}/{total} | {same_at}/{at} | "
-                          f"{sum(vela_fast.values())}/{len(vela_fast)} | fails: {err} |")
-                    continue
-                ours = {b.id.split(":", 1)[1]: plan.placements[b.id].pool == "sram"
-                        for b in problem.buffers if not b.pools}
-                both = sorted(set(ours) & set(vela_fast))
-                agree = sum(ours[n] == vela_fast[n] for n in both)
-                used = got["used"]
-                print(f"| {model.stem} | {sram} | {same}/{total} | {same_at}/{at} | "
-                      f"{sum(vela_fast.values())}/{len(vela_fast)} | "
-                      f"{sum(ours.values())}/{len(ours)} | {agree}/{len(both)} | "
-                      f"{used['scratch_fast']} / {used['scratch']} | "
-                      f"{plan.heights['sram']} / {plan.heights['dram']} |")
+                    row(model, sram, out)
+                except Exception as e:
+                    failed.append(f"{model.stem} at {sram}")
+                    first = (str(e).strip().splitlines() or [""])[0][:160]
+                    print(f"| {model.stem} | {sram} | FAILED: {type(e).__name__}: {first} |",
+                          flush=True)
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+def row(model: Path, sram: int, out: str) -> None:
+    """Compile ``model`` with ``sram`` bytes of SRAM and print its row."""
+    from cpplan.errors import CapacityError
+    from cpplan.planners.registry import get
+    from tests.replicas.vela_capture import compile_model
+
+    got = compile_model(str(model), sram, out)
+    same, total, same_at, at = exact(got)
+    final = got["fast"][-1]["lrs"]
+    vela_fast = {t: r["stays"] for r in final if r["competes"]
+                 for t in r["tensors"]}
+    problem = traffic_problem(model, sram)
+    try:
+        plan = get("vela")(problem)
+    except CapacityError as err:
+        print(f"| {model.stem} | {sram} | {same}/{total} | {same_at}/{at} | "
+              f"{sum(vela_fast.values())}/{len(vela_fast)} | fails: {err} |", flush=True)
+        return
+    ours = {b.id.split(":", 1)[1]: plan.placements[b.id].pool == "sram"
+            for b in problem.buffers if not b.pools}
+    both = sorted(set(ours) & set(vela_fast))
+    agree = sum(ours[n] == vela_fast[n] for n in both)
+    used = got["used"]
+    print(f"| {model.stem} | {sram} | {same}/{total} | {same_at}/{at} | "
+          f"{sum(vela_fast.values())}/{len(vela_fast)} | "
+          f"{sum(ours.values())}/{len(ours)} | {agree}/{len(both)} | "
+          f"{used['scratch_fast']} / {used['scratch']} | "
+          f"{plan.heights['sram']} / {plan.heights['dram']} |", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -26,6 +26,14 @@ step, forward + loss + backward, of torchvision networks traced with ``make_fx``
     python benchmarks/versus.py --families training --time-limit 60 --tools cpplan minimalloc
     python benchmarks/versus.py --families mosaic realloc regroup --sizes 250 2000 --count 3 \
         --time-limit 10 --tools cpplan best-fit idealloc minimalloc
+
+How long it takes depends on the arguments: up to ``--time-limit`` per tool and instance, and
+less where they answer early (MiniMalloc often takes the whole limit). DURATION_VS
+
+Each instance's row is printed as its tools end; exits 1 after the last when one of cpplan's
+commands failed (``(error: ...)`` in its cell) or an instance raised. A peer giving no answer
+is a result (``-``), not a failure; without ``.[exports]`` the ``training`` family says which
+module is missing, and the script exits 1.
 """
 
 from __future__ import annotations
@@ -66,9 +74,12 @@ def _minimalloc(path: Path, limit: float, capacity: int) -> tuple[float, int | N
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "plan.csv"
         t0 = time.perf_counter()
-        subprocess.run([str(binary), f"--capacity={capacity}", f"--input={path}",
-                        f"--output={out}", f"--timeout={int(limit)}s"], capture_output=True,
-                       text=True, timeout=limit + 60)
+        try:
+            subprocess.run([str(binary), f"--capacity={capacity}", f"--input={path}",
+                            f"--output={out}", f"--timeout={int(limit)}s"], capture_output=True,
+                           text=True, timeout=limit + 60)
+        except subprocess.TimeoutExpired:  # (no answer, as idealloc's below)
+            return time.perf_counter() - t0, None
         wall = time.perf_counter() - t0
         if not out.exists():
             return wall, None
@@ -109,7 +120,8 @@ def _idealloc(problem, limit: float) -> tuple[float, int | None]:
     return wall, int(m.group(1)) if m else None
 
 
-def _instances(families: list[str], sizes: list[int], count: int, tmp: Path):
+def _instances(families: list[str], sizes: list[int], count: int, tmp: Path,
+               failed: list[str]):
     """(family, name, CSV path, capacity for a "fits?" question or None)."""
     from cpplan.io import write_problem
     from cpplan.perfect import FAMILIES
@@ -133,9 +145,10 @@ def _instances(families: list[str], sizes: list[int], count: int, tmp: Path):
                 import torchvision  # noqa: F401
 
                 from cpplan.graph.fx import TRAINING_MODELS, training_problem
-            except ImportError:
-                print("skipped training: tracing needs torch and torchvision "
-                      "(pip install \".[exports]\")")
+            except ImportError as e:
+                print(f"skipped training: missing module {e.name or e} (tracing needs torch and "
+                      "torchvision: pip install \".[exports]\")", flush=True)
+                failed.append(f"training: missing module {e.name or e}")
                 continue
             for arch in TRAINING_MODELS:
                 t0 = time.perf_counter()
@@ -149,8 +162,9 @@ def _instances(families: list[str], sizes: list[int], count: int, tmp: Path):
             raise SystemExit(f"unknown family {fam!r}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--families", nargs="+", default=["challenging", "perfect", "aligned"])
     ap.add_argument("--sizes", type=int, nargs="+", default=[60, 120, 2000, 10000])
     ap.add_argument("--count", type=int, default=1, help="perfect packings per size")
@@ -159,10 +173,6 @@ def main() -> None:
     ap.add_argument("--tools", nargs="+", default=["cpplan", "minimalloc", "idealloc"])
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from cpplan.blocks import make_blocks
-    from cpplan.bounds import objective_lower_bound
-    from cpplan.io import read_problem
-
     own = [t for t in ("cpplan", "best-fit") if t in args.tools]
     peers = [t for t in args.tools if t not in own]
     if peers and not ANCHORS.is_dir():
@@ -170,41 +180,61 @@ def main() -> None:
         peers = []
     print(f"time limit {args.time_limit:g} s; wall seconds of each command line; height/L")
     print(f"{'family':16} {'instance':26} {'L':>12}  " + "  ".join(
-        f"{t + ' s':>12} {'h/L':>7}" for t in own + peers))
+        f"{t + ' s':>12} {'h/L':>7}" for t in own + peers), flush=True)
     totals: dict[str, float] = {}
+    failed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for fam, name, path, cap in _instances(args.families, args.sizes, args.count,
-                                                Path(tmp)):
+                                                Path(tmp), failed):
             if args.names and name.split(".")[0] not in args.names:
                 continue
-            problem = read_problem(path)
-            lower = objective_lower_bound(make_blocks(problem))
-            cells = []
-            for tool in own + peers:  # (in the order of the header)
-                status = ""
-                if tool == "cpplan":
-                    wall, h, status = _cpplan(path, args.time_limit, cap)
-                elif tool == "best-fit":
-                    wall, h, status = _cpplan(path, args.time_limit, cap,
-                                              ("--planner", "best-fit"))
-                elif tool == "minimalloc":
-                    wall, h = _minimalloc(path, args.time_limit,
-                                          cap if cap is not None else lower)
-                elif tool == "idealloc":
-                    wall, h = _idealloc(problem, args.time_limit)
-                else:
-                    raise SystemExit(f"unknown tool {tool!r}")
-                cells.append((tool, wall, h, status))
-            line = f"{fam:16} {name:26} {lower:>12}  "
-            for tool, wall, h, status in cells:
-                totals[tool] = totals.get(tool, 0.0) + wall
-                ratio = "-" if h is None else f"{h / lower:.4f}"
-                line += f"{wall:>12.2f} {ratio:>7}  "
-                if status and status not in ("optimal", "feasible"):
-                    line += f"({status}) "
-            print(line, flush=True)
+            try:
+                row(fam, name, path, cap, args, own + peers, totals, failed)
+            except Exception as e:
+                failed.append(f"{name}: {type(e).__name__}: {e}")
+                print(f"{fam:16} {name:26} FAILED: {type(e).__name__}: {e}", flush=True)
     print("total wall seconds: " + ", ".join(f"{t} {s:.1f}" for t, s in totals.items()))
+    for f in failed:
+        print(f"FAILED {f}")
+    return 1 if failed else 0
+
+
+def row(fam: str, name: str, path: Path, cap: int | None, args: argparse.Namespace,
+        tools: list[str], totals: dict[str, float], failed: list[str]) -> None:
+    """Run every tool on one instance and print its row."""
+    from cpplan.blocks import make_blocks
+    from cpplan.bounds import objective_lower_bound
+    from cpplan.io import read_problem
+
+    problem = read_problem(path)
+    lower = objective_lower_bound(make_blocks(problem))
+    cells = []
+    for tool in tools:  # (in the order of the header)
+        status = ""
+        if tool == "cpplan":
+            wall, h, status = _cpplan(path, args.time_limit, cap)
+        elif tool == "best-fit":
+            wall, h, status = _cpplan(path, args.time_limit, cap,
+                                      ("--planner", "best-fit"))
+        elif tool == "minimalloc":
+            wall, h = _minimalloc(path, args.time_limit,
+                                  cap if cap is not None else lower)
+        elif tool == "idealloc":
+            wall, h = _idealloc(problem, args.time_limit)
+        else:
+            raise SystemExit(f"unknown tool {tool!r}")
+        cells.append((tool, wall, h, status))
+    line = f"{fam:16} {name:26} {lower:>12}  "
+    for tool, wall, h, status in cells:
+        totals[tool] = totals.get(tool, 0.0) + wall
+        ratio = "-" if h is None else f"{h / lower:.4f}"
+        line += f"{wall:>12.2f} {ratio:>7}  "
+        if status and status not in ("optimal", "feasible"):
+            line += f"({status}) "
+        if status.startswith("error"):
+            failed.append(f"{name}: {tool}: {status}")
+    print(line, flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
