@@ -20,6 +20,7 @@ import time
 
 from cpplan import Buffer, Problem
 from cpplan.bounds import max_load
+from cpplan.deadline import PlanOptions
 from cpplan.exact.conflict import irreducible_conflict
 
 
@@ -40,7 +41,7 @@ def main() -> int:
     ap.add_argument("--buffers", type=int, default=50)
     ap.add_argument("--seeds", type=int, nargs="*", default=[3, 4, 5, 11, 12, 13])
     ap.add_argument("--deterministic", action="store_true")
-    ap.add_argument("--budget", type=float, default=60.0)
+    ap.add_argument("--budget", type=float, default=60.0, help="seconds per seed at most")
     args = ap.parse_args()
     total = 0.0
     failed = []
@@ -49,8 +50,8 @@ def main() -> int:
         problem = instance(seed, args.buffers)
         t = time.perf_counter()
         try:
-            found = irreducible_conflict(problem, budget=args.budget,
-                                         deterministic=args.deterministic)
+            found = irreducible_conflict(problem, PlanOptions(args.budget,
+                                                              deterministic=args.deterministic))
         except Exception as e:
             failed.append(seed)
             print(f"{seed:>4} {time.perf_counter() - t:8.2f}  FAILED: {type(e).__name__}: {e}",

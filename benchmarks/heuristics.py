@@ -5,16 +5,21 @@
 
 Runs every registered heuristic planner (replicas and cpplan's own; exact planners are left out
 unless named) on the 11 MiniMalloc challenging instances and the 5 idealloc instances found in
-``shared/benchmarks`` beside the repository, and prints one table: a row per planner, a column
-per instance, each cell ``height/LB seconds``: the median height and the median seconds of
+``shared/benchmarks`` beside the repository. Prints a line per planner and instance as soon as
+it is measured (``height/LB seconds status``), then one table: a row per planner, a column per
+instance, each cell ``height/LB seconds``: the median height and the median seconds of
 ``--repeat`` runs for planners that take under 2 s and for the time-budgeted ones whose result
 varies with the machine's speed (``local-search`` with ``--time-limit``, ``portfolio`` with its
 defaults); ``usmp-hill-climb`` runs once with its own defaults (500 seeded attempts: the same
 result every run). Every run is timed on its own copy of the problem, so the plan checker runs
-each time (it remembers plans it passed for one problem object). ``--long`` prints one line per
-run instead. A planner taking 2 s or more runs once here; ``benchmarks/fit_speed.py`` times one
-planner as the median of several runs (issue 14: best-fit on Y_1). Exits cleanly with a message when
-the instance folder is absent.
+each time (it remembers plans it passed for one problem object). ``--long`` prints the lines
+only, without the table. A planner taking 2 s or more runs once here;
+``benchmarks/fit_speed.py`` times one planner as the median of several runs (issue 14: best-fit
+on Y_1). Exits cleanly with a message when the instance folder is absent; exits 1 after the
+last line when a planner raised on an instance (its cell says ``error``).
+
+Takes about DURATION on this 2-core machine with the defaults (the challenging set alone,
+``--instances A,B,C,D,E,F,G,H,I,J,K``: about DURATION_C).
 """
 
 from __future__ import annotations
@@ -83,7 +88,8 @@ def run(name: str, problem, time_limit: float, repeat: int) -> tuple[str, float,
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--planners", help="comma-separated planner names (default: all heuristics)")
     ap.add_argument("--family", choices=["own", "replica"], help="only this family")
     ap.add_argument("--instances", help="comma-separated instance names (A..K, resnet50, G_1, "
