@@ -13,8 +13,8 @@ licence files come along). Where they go: ``$CPPLAN_BENCHMARKS`` if set, else
 - ``idealloc/``: cappadokes/idealloc ``benchmarks/iopddl/`` (G_1, S_1, Y_1) and
   ``benchmarks/somas_tensors/`` (resnet50, pangu_2.6B), 816-62185 buffers.
 
-Downloads about 2.5 MB over HTTPS: takes DURATION_FS (a fraction of a second when the files are
-already there). ``--source URL`` reads from another copy of
+Downloads about 2.5 MB over HTTPS: a few seconds on a broadband link, under a second when the
+files are already there. ``--source URL`` reads from another copy of
 GitHub's raw files (``URL/OWNER/REPO/COMMIT/PATH``; a ``file://`` URL works). Exits non-zero,
 naming the file, when a download fails or its digest differs; files already present with the
 right digest are kept.

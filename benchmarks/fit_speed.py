@@ -10,7 +10,7 @@ file the median of ``--repeat`` runs, every run, and the plan's height.
 
     python benchmarks/fit_speed.py [FILE ...] [--planner best-fit] [--repeat 5]
 
-Takes about DURATION on this 2-core machine with the defaults. A file named that is absent, or
+Takes about 25 s on this 2-core machine with the defaults. A file named that is absent, or
 a planner call that raises, is reported on its line and the script exits 1 after the others;
 without the public sets (the default file) it says so and exits 0.
 """

@@ -11,7 +11,7 @@ rows. The cluster's start-up is not counted.
     python benchmarks/grade_scale.py                            # instances/onnx, 1 s references
     python benchmarks/grade_scale.py instances/hand --time-limit 5 -p naive -p tflite-greedy
 
-Takes about DURATION on this 2-core machine with the defaults. Prints each runner's row as it
+Takes about 30 s on this 2-core machine with the defaults. Prints each runner's row as it
 finishes; exits 1 after the last when a run raised, an instance could not be graded, or a
 planner's plan was invalid or raised (``grade``'s ``error`` and ``invalid`` cells).
 """

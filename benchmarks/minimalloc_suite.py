@@ -8,7 +8,7 @@ MiniMalloc's library, which its command line does not expose: they are not check
 
     python benchmarks/minimalloc_suite.py
 
-Takes about DURATION on this 2-core machine. Exits 1 when a case disagrees (or MiniMalloc's
+Takes about 2 s on this 2-core machine. Exits 1 when a case disagrees (or MiniMalloc's
 binary fails to run on one: the line says so, and the others go on).
 """
 

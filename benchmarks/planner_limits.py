@@ -12,7 +12,7 @@ checked plan for every planner.
 
 Prints each planner's row as its command ends; exits 1 after the last when a command failed or
 a plan failed ``cpplan check`` (a wall time past ``T + 0.5`` s is printed, not an error: it
-moves with the machine's load). Takes about DURATION on this 2-core machine with the defaults.
+moves with the machine's load). Takes about 2 min on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ buffers) <= 0.5 s.
 
     python benchmarks/read_speed.py [FILE ...] [--repeat 3]
 
-Takes about DURATION on this 2-core machine with the defaults. A file named that is absent or
+Takes about 2 s on this 2-core machine with the defaults. A file named that is absent or
 cannot be read is reported on its line and the script exits 1 after the others; without the
 public sets (the default file) it says so and exits 0.
 """

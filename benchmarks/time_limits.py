@@ -12,7 +12,8 @@ passes ``cpplan check``.
 Each row is printed as its command ends; exits 1 after the last when a command failed (no JSON
 record: the row gives its last error line) or, with ``--ctrl-c``, a plan written after SIGINT
 fails ``cpplan check`` (an overrun is printed, not an error: it moves with the machine's load).
-Takes about DURATION on this 2-core machine with the defaults.
+Takes about 70 s on this 2-core machine with the defaults (``--ctrl-c S`` adds about S + 3 s
+per instance).
 """
 
 from __future__ import annotations
