@@ -7,7 +7,7 @@ the verdict and the size of the set.
 
     python benchmarks/conflict.py [--buffers 50] [--seeds 3 4 5 11 12 13] [--deterministic]
 
-Takes about DURATION on this 2-core machine with the defaults. Exits 1 when a seed raises
+Takes about 10 s on this 2-core machine with the defaults. Exits 1 when a seed raises
 (after the other seeds).
 """
 

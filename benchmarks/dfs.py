@@ -10,7 +10,7 @@ without it (2 workers), ``race`` the probe as :func:`cpplan.solve.solve` runs it
 Every "feasible" answer is checked by building the plan; a method that raises or whose plan
 fails the check is marked FAILED in its cell, and the script exits 1 after the other instances.
 
-Takes about DURATION on this 2-core machine with the defaults.
+Takes about 5 min on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations

@@ -18,8 +18,12 @@ only, without the table. A planner taking 2 s or more runs once here;
 on Y_1). Exits cleanly with a message when the instance folder is absent; exits 1 after the
 last line when a planner raised on an instance (its cell says ``error``).
 
-Takes about DURATION on this 2-core machine with the defaults (the challenging set alone,
-``--instances A,B,C,D,E,F,G,H,I,J,K``: about DURATION_C).
+How long it takes on this 2-core machine: the challenging set alone
+(``--instances A,B,C,D,E,F,G,H,I,J,K``) about 8 min, measured; with the defaults several hours,
+estimated: the large idealloc instances dominate, ``usmp-hill-climb`` (up to 500 attempts,
+about 2 s each on pangu_2.6B, 7 s on S_1 and 40 s on Y_1 here), ``vela`` (more than 5 min on
+resnet50, more than 6 min on pangu_2.6B) and ``usmp-greedy-by-size`` (70 s on pangu_2.6B).
+``--planners`` or ``--family own`` with ``--instances`` keeps a run short.
 """
 
 from __future__ import annotations
