@@ -52,7 +52,8 @@ def parse_planner(text: str) -> PlannerSpec:
         folder = target[len("plans:"):]
         if not Path(folder).is_dir():
             raise CpplanError(f"plan directory {folder!r} does not exist")
-        return PlannerSpec(label or f"plans:{Path(folder).name}", "plans", folder)
+        # (the folder's name alone labels its column: "plans:" said twice what it is)
+        return PlannerSpec(label or Path(folder).resolve().name, "plans", folder)
     if target in names():
         return PlannerSpec(label or target, "builtin", target)
     if ":" in target:
