@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpplan import Alias, Buffer, Placement, Plan, PlanError, Pool, Problem, check, ensure_valid
+from cpplan.problem import MAX_VALUE
 from cpplan.sweep import find_overlaps, first_overlap
 from tests.strategies import (
     BREAKS,
@@ -172,6 +173,27 @@ def test_wrong_recorded_height():
     plan = Plan.build(TWO, {"a": ("default", 0), "b": ("default", 64)})
     lying = plan.with_record(heights={"default": 64})
     assert [v.kind for v in check(TWO, lying)] == ["height"]
+
+
+def test_heights_and_objective_that_lie_together_are_caught():
+    # (the recorded objective agrees with the recorded height: only the height test can tell)
+    plan = Plan.build(TWO, {"a": ("default", 0), "b": ("default", 64)})
+    lying = plan.with_record(heights={"default": 64}, objective=64)
+    assert [v.kind for v in check(TWO, lying)] == ["height"]
+
+
+def test_an_offset_of_exactly_two_to_the_62_is_beyond_any_arena():
+    p = Problem((Buffer("a", 64, 0, 4), Buffer("b", 32, 2, 6)))
+    v = check(p, Plan.build(p, {"a": ("default", 0), "b": ("default", MAX_VALUE)}))[0]
+    assert v.kind == "capacity" and v.buffers == ("b",) and "2**62" in v.message
+    assert kinds(p, {"a": ("default", 0), "b": ("default", MAX_VALUE - 64)}) == []
+
+
+def test_a_buffer_that_overlaps_another_before_and_after_its_gap_is_one_violation():
+    p = Problem((Buffer("a", 64, 0, 10, gaps=((4, 6),)), Buffer("b", 64, 0, 10)))
+    (v,) = check(p, Plan.build(p, {"a": ("default", 0), "b": ("default", 0)}))
+    assert v.kind == "overlap" and v.buffers == ("a", "b")
+    assert kinds(p, {"a": ("default", 0), "b": ("default", 64)}) == []
 
 
 def test_members_of_one_block_may_overlap_but_not_other_blocks():
