@@ -1,0 +1,21 @@
+"""MkDocs hooks for the API reference: the table of registered planners, made from the
+registry when the site is built (the list ``cpplan planners`` prints)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MARKER = "<!-- planners-table -->"
+
+
+def on_page_markdown(markdown: str, **kwargs: Any) -> str:
+    if MARKER not in markdown:
+        return markdown
+    from cpplan.planners import get, names
+
+    rows = ["| planner | family | what it does | reproduces |", "| --- | --- | --- | --- |"]
+    for name in names():
+        p = get(name)
+        cells = (f"`{p.name}`", p.family, p.summary, p.reproduces)
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return markdown.replace(MARKER, "\n".join(rows))
