@@ -3,9 +3,19 @@ registry when the site is built (the list ``cpplan planners`` prints)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 MARKER = "<!-- planners-table -->"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def on_startup(**kwargs: Any) -> None:
+    # The pages document this checkout: the table imports cpplan from it, as the API pages
+    # read it (mkdocs.yml: paths [.]), whatever else is installed.
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
