@@ -213,7 +213,7 @@ class Plan:
             conflict: The buffers that cannot fit together, if known.
 
         Returns:
-            The plan: no placements, heights 0, status ``infeasible``.
+            The plan, with no placements, heights 0 and status ``infeasible``.
         """
         return cls({}, {p.name: 0 for p in problem.pools}, planner, seconds, None, "infeasible",
                    0, explanation, conflict=conflict)
@@ -228,9 +228,10 @@ class Plan:
         served fast where the traffic costs something or the pools' traffic costs differ.
 
         Returns:
+            One line of text, in the form
             ``STATUS: height H, lower bound L, gap G%, S s [planner]`` (``objective`` and the
-            height per pool with several pools); an ``infeasible`` plan's explanation and
-            conflict.
+            height per pool with several pools); for an ``infeasible`` plan, its explanation
+            and conflict.
         """
         if self.status == "infeasible":
             why = "" if self.conflict is None else f"; {self.conflict}"

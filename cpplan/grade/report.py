@@ -87,7 +87,7 @@ class Report:
         """Per planner, best first (lowest geometric mean against the best known).
 
         Returns:
-            One :class:`PlannerSummary` per planner: the most instances solved first, then the
+            One :class:`PlannerSummary` per planner, the most instances solved first, then the
             lowest geometric mean of ``height / best known``.
         """
         out = []

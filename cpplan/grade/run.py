@@ -53,7 +53,7 @@ def grade(
         cluster: A Dask scheduler address or ``distributed.Client``; ``None`` to run here.
 
     Returns:
-        The :class:`~cpplan.grade.report.Report`: one :class:`InstanceReport` per instance, in
+        The :class:`~cpplan.grade.report.Report`, with one :class:`InstanceReport` per instance, in
         the order found, every plan checked again.
 
     Raises:

@@ -51,7 +51,7 @@ def parse_planner(text: str) -> PlannerSpec:
             or ``[label=]plans:DIR``.
 
     Returns:
-        The spec; its label defaults to the target (``plans:DIR``'s to the folder's name).
+        The spec; its label defaults to the target (for a plan directory, the folder's name).
 
     Raises:
         CpplanError: An empty spec, a missing plan directory, an unknown planner (naming the

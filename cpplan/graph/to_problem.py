@@ -76,7 +76,7 @@ def to_problem(
         traffic: Buffer id -> bytes moved per run, in place of the count.
 
     Returns:
-        The problem: pools ``arena`` (and ``inputs``), one buffer per activation, input and
+        The problem, with pools ``arena`` (and ``inputs``), one buffer per activation, input and
         workspace, the rewrites as aliases, and what was done in ``meta``.
 
     Raises:

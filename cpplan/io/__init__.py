@@ -87,8 +87,8 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
         problem: The problem the plan is for.
 
     Returns:
-        The plan as the file states it (JSON: heights as stated, so that the checker can
-        compare them with the offsets).
+        The plan as the file states it (in JSON, the heights as stated, so that the checker
+        can compare them with the offsets).
 
     Raises:
         FormatError: An unknown extension, a missing file, text that is not the format, a

@@ -296,7 +296,7 @@ def extract_tflm(source: str | Path | bytes, *,
         traffic: Buffer id -> bytes moved per run, in place of the count.
 
     Returns:
-        The problem: one pool ``arena`` (16-byte aligned buffers), the file's offline plan as
+        The problem, with one pool ``arena`` (16-byte aligned buffers), the file's offline plan as
         fixed offsets, and ``meta["tflm"]`` mapping buffers back to the model's tensors.
 
     Raises:

@@ -102,7 +102,7 @@ def solve(
             (overrides the options').
 
     Returns:
-        A plan that has passed :func:`~cpplan.plan.check`: ``optimal`` when its objective
+        A plan that has passed :func:`~cpplan.plan.check`; ``optimal`` when its objective
         reaches a proven lower bound, else ``feasible`` with ``lower_bound`` and ``gap``;
         ``infeasible`` only with a proof (``explanation``, and ``conflict`` when found);
         ``unknown`` with no placements when there is neither a plan nor a proof. Its
