@@ -1,4 +1,5 @@
-"""The README's Python examples, run as doctests; and the examples in the API's docstrings.
+"""The README's Python examples, run as doctests; and the examples of the API reference's pages
+(``docs/*.md``) and of the API's docstrings.
 
 Every ```python block of README.md is a test, in the README's order. A block written as a
 doctest (``>>>`` lines) must print what the README shows (``...`` stands for what changes from
@@ -25,6 +26,7 @@ from tests.shared import require
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+PAGES = sorted((ROOT / "docs").glob("*.md"))
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # What an import needs: module prefix -> (module to import, the extra that has it).
 EXTRAS = {
@@ -41,8 +43,13 @@ DOCTEST_MODULES = ["cpplan", "cpplan.memories", "cpplan.grade.specs"]
 
 @dataclass(frozen=True)
 class Block:
+    path: Path
     line: int  # of the opening fence, 1-based
     text: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
 
     @property
     def is_doctest(self) -> bool:
@@ -55,16 +62,17 @@ class Block:
         return "".join(ex.source for ex in doctest.DocTestParser().get_examples(self.text))
 
 
-def readme_blocks() -> list[Block]:
+def python_blocks(path: Path) -> list[Block]:
     blocks = []
     fence = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
-    text = README.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     for m in fence.finditer(text):
-        blocks.append(Block(text.count("\n", 0, m.start()) + 1, m.group(1)))
+        blocks.append(Block(path, text.count("\n", 0, m.start()) + 1, m.group(1)))
     return blocks
 
 
-BLOCKS = readme_blocks()
+README_BLOCKS = python_blocks(README)
+BLOCKS = README_BLOCKS + [b for page in PAGES for b in python_blocks(page)]
 
 
 def imported(tree: ast.AST) -> set[str]:
@@ -110,7 +118,8 @@ def run_block(k: int, cwd: Path) -> dict:
     for module, extra in needs(block):
         require(module, extra)
     if free_names(ast.parse(block.source())):
-        assert k > 0, f"README.md line {block.line}: the first block uses undefined names"
+        assert k > 0 and BLOCKS[k - 1].path == block.path, \
+            f"{block.name}: the first block of its file uses undefined names"
         namespace = run_block(k - 1, cwd)
     else:
         namespace = {"__name__": "__readme__"}
@@ -118,10 +127,10 @@ def run_block(k: int, cwd: Path) -> dict:
     here = os.getcwd()
     os.chdir(cwd)
     try:
-        name = f"README.md:{block.line}"
+        name = block.name
         if block.is_doctest:
             test = doctest.DocTestParser().get_doctest(block.text, namespace, name,
-                                                       str(README), block.line)
+                                                       str(block.path), block.line)
             runner = doctest.DocTestRunner(optionflags=FLAGS)
             runner.run(test, clear_globs=False)
             namespace.update(test.globs)  # (a DocTest runs in a copy of the globals given)
@@ -143,12 +152,12 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_readme_has_python_examples() -> None:
-    assert len(BLOCKS) >= 4
-    assert all(block.is_doctest for block in BLOCKS), "write README examples as doctests"
+    assert len(README_BLOCKS) >= 4
+    assert all(block.is_doctest for block in README_BLOCKS), "write README examples as doctests"
 
 
-@pytest.mark.parametrize("k", range(len(BLOCKS)), ids=[f"line{b.line}" for b in BLOCKS])
-def test_readme_example(k: int, scratch: Path) -> None:
+@pytest.mark.parametrize("k", range(len(BLOCKS)), ids=[b.name for b in BLOCKS])
+def test_example(k: int, scratch: Path) -> None:
     run_block(k, scratch)
 
 
