@@ -297,8 +297,8 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
         max_overlaps: The most overlapping pairs listed per pool; ``None`` for all.
 
     Returns:
-        Every :class:`Violation` found, in the order of the checks above; ``[]`` when the plan
-        is valid.
+        Every :class:`Violation` found, each with its kind, a message and the buffers
+        involved; ``[]`` when the plan is valid.
     """
     out: list[Violation] = []
     if plan.status == "infeasible":
