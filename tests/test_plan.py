@@ -337,3 +337,12 @@ def test_a_plan_that_misstates_its_objective_is_caught():
 def test_plans_without_traffic_report_none():
     plan = Plan.build(TWO, {"a": ("default", 0), "b": ("default", 64)})
     assert plan.traffic == {} and plan.fast_share is None and "traffic" not in plan.summary()
+
+
+def test_no_share_served_fast_where_every_pool_costs_the_same():
+    p = Problem((Buffer("a", 64, 0, 4, traffic=128), Buffer("b", 32, 2, 6, traffic=64)),
+                (Pool("sram", traffic_cost=2), Pool("dram", traffic_cost=2)))
+    plan = Plan.build(p, {"a": ("sram", 0), "b": ("dram", 0)})
+    assert plan.traffic == {"sram": 128, "dram": 64} and plan.fast_share is None
+    cheaper = p.replace(pools=(Pool("sram", traffic_cost=1), Pool("dram", traffic_cost=2)))
+    assert Plan.build(cheaper, {"a": ("sram", 0), "b": ("dram", 0)}).fast_share == 128 / 192
