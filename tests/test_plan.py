@@ -230,6 +230,28 @@ def test_sweep_on_rectangles():
     assert first_overlap([(0, 5, 0, 8, 0), (1, 2, 8, 16, 1), (3, 4, 4, 12, 2)]) is not None
 
 
+def test_touching_a_rectangle_that_already_overlaps_is_no_overlap():
+    # b overlaps a when it starts (the sweep keeps it aside); then r touches b's top or bottom,
+    # meeting nothing else, or also overlapping f (the sweep's two paths)
+    top, bottom = (0, 9, 0, 8, 0), (0, 9, 10, 20, 0)
+    b = (1, 9, 4, 12, 1)
+    assert find_overlaps([top, b, (2, 9, 12, 20, 2)]) == [(0, 1)]
+    assert find_overlaps([bottom, b, (2, 9, 0, 4, 2)]) == [(0, 1)]
+    assert sorted(find_overlaps([top, b, (0, 9, 14, 16, 2), (2, 9, 12, 20, 3)])) == [(0, 1), (2, 3)]
+    assert sorted(find_overlaps([bottom, b, (0, 9, -4, -2, 2), (2, 9, -6, 4, 3)])) == [(0, 1),
+                                                                                     (2, 3)]
+    assert sorted(find_overlaps([top, b, (2, 9, 8, 20, 2)])) == [(0, 1), (1, 2)]
+
+
+def test_the_limit_is_the_number_of_pairs_returned():
+    rects = [(0, 2, 0, 8, i) for i in range(4)]
+    assert len(find_overlaps(rects)) == 6
+    assert [len(find_overlaps(rects, limit=k)) for k in (1, 2, 5)] == [1, 2, 5]
+    p = Problem(tuple(Buffer(f"b{i}", 8, 0, 2) for i in range(4)))
+    plan = Plan.build(p, {f"b{i}": ("default", 0) for i in range(4)})
+    assert len(check(p, plan, max_overlaps=2)) == 2
+
+
 rects = st.lists(st.tuples(st.integers(0, 8), st.integers(1, 4), st.integers(0, 24),
                            st.integers(0, 10), st.integers(0, 5)), max_size=14).map(
     lambda rs: [(s, s + d, lo, lo + h, g) for s, d, lo, h, g in rs])
