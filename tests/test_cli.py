@@ -474,10 +474,10 @@ def test_every_front_end_option_has_one_flag():
     ("m.pt2", ["--in-place", "--input-shape", "x=1,2", "--traffic", "a=1"],
      ("--in-place and --input-shape are for ONNX models only", "--traffic is for ONNX and "
       ".tflite models", "a .pt2 is planned as ExecuTorch plans it")),
-    ("m.pt2", ["--dim", "batch=1"], ("--dim is for ONNX models and training steps",)),
+    ("m.pt2", ["--dim", "batch=1"], ("--dim is for ONNX models and torchvision training steps",)),
     ("m.tflite", ["--alignment", "8", "--no-views"],
      ("--no-views is for ONNX models only", "--alignment is for ONNX models, .pt2 programs "
-      "and training steps", "TFLite Micro")),
+      "and torchvision training steps", "TFLite Micro")),
     ("torchvision:resnet18", ["--training", "--input-shape", "x=1", "--traffic", "a=1"],
      ("--input-shape is for ONNX models only", "--traffic is for ONNX and .tflite models",
       "a training step is traced")),
@@ -492,7 +492,7 @@ def test_executorch_takes_the_shared_alignment(tmp_path):
     assert_user_error(run("executorch", "m.pt2", "-o", tmp_path / "m.pte", "--alignment", "0"),
                       contains=("--alignment must be a positive number of bytes",))
     assert_user_error(run("executorch", "m.pt2", "-o", tmp_path / "m.pte", "--in-place"),
-                      contains=("No such option '--in-place'",))
+                      contains=("No such option", "--in-place"))
 
 
 # -- memory tiers ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""The front-end options on the command line, defined once (:class:`cpplan.graph.options.
-FrontEndOptions` on the library's side): :func:`front_end_options` gives a command the flags and
-its function one ``front_end`` value; :func:`refuse` names the flags a model's front end does not
-take; :func:`command_flags` gives them back for the command in a problem's provenance."""
+"""The front-end options on the command line, defined once, as the library's
+:class:`cpplan.graph.options.FrontEndOptions` is: :func:`front_end_options` gives a command the
+flags and its function one ``front_end`` value; :func:`refuse` names the flags given that a
+model's front end does not take (:data:`cpplan.graph.options.TAKES`); :func:`command_flags` gives
+them back for the command in a problem's provenance."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ _PARAMS = {"views": "no_views"}  # a field whose click parameter has another nam
 
 #: What each kind of model is called where an option is refused, and how its front end works.
 _WHERE = {"onnx": "ONNX models", "tflite": ".tflite models", "pt2": ".pt2 programs",
-          "training": "training steps (torchvision:ARCH --training)"}
+          "training": "torchvision training steps"}
 _HOW = {"tflite": "a .tflite model is extracted as TFLite Micro plans it",
         "pt2": "a .pt2 is planned as ExecuTorch plans it",
         "training": "a training step is traced with views folded and its inputs in the arena"}
