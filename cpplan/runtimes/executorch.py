@@ -177,7 +177,8 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
     the order of ``problem.buffers``; ``None`` for reserved space). Realigns the specs to
     ``alignment`` as ExecuTorch's algorithms do. See the module docstring for the mapping.
     ``hints``: ``id(spec) -> offset``, the buffers' hints (a warm start). Each buffer's
-    ``traffic`` is :func:`spec_traffic`'s."""
+    ``traffic`` is :func:`spec_traffic`'s; ``meta["mem_ids"]`` is each pool's ``mem_id``
+    (:func:`pool_mem_ids`)."""
     specs = list(specs)
     for spec in specs:
         spec.realign(alignment)
@@ -214,7 +215,8 @@ def problem_in_memories(specs: Iterable[Any], graph_module: Any, memories: Seque
     space reserved for sub-graphs (``input_mem_buffer_sizes``) is a buffer fixed at offset 0
     of its memory. Sizes are the specs' bytes rounded up to ``alignment``, and nothing is
     realigned, so the planner that runs next sees the specs untouched. Lifetimes, names,
-    aliases (``storage_base``) and traffic are those of :func:`problem_from_specs`.
+    aliases (``storage_base``) and traffic are those of :func:`problem_from_specs`, and so is
+    ``meta["mem_ids"]``, each pool's ``mem_id`` (:func:`pool_mem_ids`).
     """
     memories = tuple(memories)
     ids = list(range(1, len(memories) + 1)) if mem_ids is None else [int(m) for m in mem_ids]
@@ -709,7 +711,6 @@ def report_lines(arenas: list[ArenaReport]) -> list[str]:
     return lines
 
 
-
 def describe(problem: Problem) -> list[str]:
     """A few lines on a problem :func:`extract_pt2` made: its buffers, aliases, alignment and
     traffic; then per pool its ExecuTorch ``mem_id``, and its buffers, max-load and greedy's
@@ -724,7 +725,7 @@ def describe(problem: Problem) -> list[str]:
     if "executorch_greedy_bytes" not in problem.meta:
         for pool in problem.pools:
             cap = "unbounded" if pool.capacity is None else f"capacity {pool.capacity}"
-            lines.append(f"{pool.name} (ExecuTorch mem_id {mem_ids.get(pool.name, '?')}): "
+            lines.append(f"{pool.name} (ExecuTorch mem_id {mem_ids[pool.name]}): "
                          f"{cap}, alignment {pool.alignment}, traffic cost {pool.traffic_cost}")
         lines.append("every tensor may go to any memory; max-load of all together "
                      f"{total_load(problem).bytes} bytes")
