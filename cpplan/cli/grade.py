@@ -67,8 +67,8 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
 
         write_text_atomic(output, text)
         if not quiet:
-            click.echo(f"wrote {output}: {len(report.planners)} planners on "
-                       f"{len(report.instances)} instances", err=True)
+            click.echo(f"wrote {output}: {_count(len(report.planners), 'planner')} on "
+                       f"{_count(len(report.instances), 'instance')}", err=True)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -77,3 +77,7 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
                    "be graded: " + "; ".join(f"{i.name}: {i.error.splitlines()[0]}"
                                               for i in report.failed[:3]), err=True)
         sys.exit(1)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..errors import CpplanError
 from .common import main, memory_option, read_problem_with, seconds, user_errors
+
+if TYPE_CHECKING:
+    from ..plan import Plan
 
 
 @main.command()
@@ -30,7 +35,7 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
     """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool.
 
     Without PLAN, one is made now (--planner, else the exact reference, from the grader's cache
-    when it holds one)."""
+    $CPPLAN_CACHE or .cpplan-cache where it exists; none is created)."""
     from ..io import read_plan
     from ..plan import check
     from ..plot import save_plot
@@ -50,13 +55,18 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
         plan = get(planner)(problem)
     else:
         from ..grade import cached_plan, default_cache_dir, reference
+        from ..grade.reference_solve import solve_reference
 
         cache = default_cache_dir()
-        reference(problem, time_limit=time_limit, cache_dir=cache)
-        cached = cached_plan(problem, cache)
-        if cached is None:
+        found: Plan | None
+        if cache.is_dir():  # the grader's cache where there is one; a plot makes none
+            reference(problem, time_limit=time_limit, cache_dir=cache)
+            found = cached_plan(problem, cache)
+        else:
+            found = solve_reference(problem, time_limit=time_limit)[1]
+        if found is None or found.status == "infeasible":
             raise CpplanError("the exact reference found no plan (is the problem infeasible?)")
-        plan = cached
+        plan = found
     bad = check(problem, plan)
     if bad:
         click.echo(f"cpplan: warning: the plan is invalid ({len(bad)} violations, first: "

@@ -37,11 +37,12 @@ Everything torch-related is imported when used (``pip install "cpplan[executorch
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -533,7 +534,10 @@ def memory_planning_pass(time_limit: float = 10.0, alignment: int = DEFAULT_ALIG
 def load_exported(path: str | Path) -> Any:
     """The ExportedProgram saved at ``path`` with ``torch.export.save``."""
     try:
-        import executorch.exir  # noqa: F401  (lowering needs it: say so before any work)
+        # (torch logs a deprecation of ExecuTorch's own code as ExecuTorch loads, on every
+        # command: nothing a user can act on)
+        with _quiet("torch.utils._pytree"):
+            import executorch.exir  # noqa: F401  (lowering needs it: say so before any work)
         import torch
     except ImportError as e:
         raise missing_extra("planning ExecuTorch programs (.pt2)", e.name or "executorch",
@@ -543,17 +547,25 @@ def load_exported(path: str | Path) -> Any:
         raise CpplanError(f"{path}: no such file")
     # torch logs the whole traceback of a file it cannot read before raising: the error below
     # says it in one line.
-    quiet = logging.getLogger("torch.export")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
     try:
-        return torch.export.load(str(path))
+        with _quiet("torch.export"):
+            return torch.export.load(str(path))
     except Exception as e:  # torch raises many kinds for a file that is not a .pt2
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise CpplanError(f"{path}: not an ExportedProgram saved with torch.export.save "
                           f"({first})") from None
+
+
+@contextlib.contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """``logger`` says only errors while the block runs."""
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
     finally:
-        quiet.setLevel(level)
+        log.setLevel(level)
 
 
 def edge_program(exported: Any, *, constant_prop: bool = False) -> Any:
