@@ -111,7 +111,7 @@ class Plan:
     status: str = "feasible"
     objective: int = 0
     explanation: str = ""
-    stats: dict = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
     conflict: Conflict | None = None
     traffic: dict[str, int] = field(default_factory=dict)
     traffic_cost: dict[str, int] = field(default_factory=dict)
@@ -151,7 +151,7 @@ class Plan:
         lower_bound: int | None = None,
         status: str | None = None,
         explanation: str = "",
-        stats: dict | None = None,
+        stats: dict[str, Any] | None = None,
     ) -> Plan:
         """A plan with heights and objective computed from the placements.
 
@@ -422,7 +422,7 @@ def _passes(problem: Problem, plan: Plan) -> bool:
     return True
 
 
-def _pool_indexes(problem: Problem, pools: tuple) -> np.ndarray | None:
+def _pool_indexes(problem: Problem, pools: tuple[str, ...]) -> np.ndarray | None:
     """The index of each buffer's pool; None when one is not a pool of the problem."""
     if len(problem.pools) == 1:
         name = problem.pools[0].name
@@ -448,7 +448,7 @@ def _aligned(problem: Problem, off: np.ndarray, pidx: np.ndarray) -> bool:
     return not (off % align).any()
 
 
-def _aliases_kept(problem: Problem, pools: tuple, offs: tuple) -> bool:
+def _aliases_kept(problem: Problem, pools: tuple[str, ...], offs: tuple[int, ...]) -> bool:
     """Every aliased buffer in its root's pool at the root's offset plus its displacement."""
     index = problem.index
     for bid, (root, disp) in problem.root_of.items():
@@ -544,7 +544,7 @@ def _is_int(value: object) -> bool:
 # The last few plans that passed, as (problem, status, placements, heights): a plan checked
 # once and written next (solve, then the file) is not checked twice. Only an equal plan of the
 # very same problem object is a repeat, so the answer is the checker's own.
-_PASSED: list[tuple[weakref.ref, str, dict, dict]] = []
+_PASSED: list[tuple[weakref.ref[Problem], str, dict[str, Placement], dict[str, int]]] = []
 
 
 def ensure_valid(problem: Problem, plan: Plan) -> Plan:

@@ -405,7 +405,7 @@ class Problem:
     pools: tuple[Pool, ...] = field(default=(Pool(),))
     aliases: tuple[Alias, ...] = ()
     name: str = ""
-    meta: dict = field(default_factory=dict, hash=False)  # provenance: how it was made
+    meta: dict[str, Any] = field(default_factory=dict, hash=False)  # provenance: how it was made
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "buffers", tuple(self.buffers))
@@ -413,7 +413,7 @@ class Problem:
         object.__setattr__(self, "aliases", tuple(self.aliases))
         self._validate()
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         # The planner's view, kept here by cpplan.blocks.make_blocks, is made again where needed
         # (a problem sent to a cluster's worker is as large as its fields, no more).
         state = dict(self.__dict__)
