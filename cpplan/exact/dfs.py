@@ -297,8 +297,9 @@ class _Search:
                 keys.append(-np.maximum.reduceat(tot, idx)[0::2])
             else:
                 keys.append(-self.keys[ch][mem])
-        order = np.lexsort([mem, *keys])  # last key first: the heuristic's first letter
-        return self._search(mem[order], a, b, 0, -1)
+        ordered = mem[np.lexsort([mem, *keys])]  # last key first: the heuristic's first letter
+        del keys  # (not held while the search goes deeper)
+        return self._search(ordered, a, b, 0, -1)
 
     def _search(self, mem: np.ndarray, sa: int, sb: int, last_off: int, last_pos: int) -> bool:
         self.nodes_left -= 1
@@ -327,14 +328,20 @@ class _Search:
         k1 = int(np.searchsorted(ms, limit, "left"))
         if k0 >= k1:
             return False
+        # Only the candidates live on while the search goes deeper: a frame holding arrays of
+        # every unplaced block costs O(n) bytes per level, O(n^2) down a path of n levels (on
+        # a window of 2600 blocks, hundreds of MB).
+        cand = order[k0:k1]
+        cand_off, cand_pos, cand_block = mou[cand], pos[cand], u[cand]
+        del pos, u, mou, order, ms, cand
         H, total, floors, maxmo = self.H, self.total, self.floors, self.maxmo
         sec_lo, sec_hi, nbr, unit = self.sec_lo, self.sec_hi, self.nbr, self.unit_align
-        for j in order[k0:k1].tolist():
-            off = int(mou[j])
-            p = int(pos[j])
+        for j in range(len(cand_block)):
+            off = int(cand_off[j])
+            p = int(cand_pos[j])
             if off == last_off and p < last_pos:
                 continue
-            c = int(u[j])
+            c = int(cand_block[j])
             # Place c at off: raise the minimum offsets of the unplaced blocks that share a
             # moment with it to its top (aligned), and take its size out of its sections.
             placed[c] = True
@@ -416,11 +423,11 @@ class _Search:
             points = [sa, *(z + lo + 1).tolist(), sb]
             rest = mem[~self.placed[mem]]
             slo, shi = self.sec_lo[rest], self.sec_hi[rest]
-            for a, b in zip(points, points[1:], strict=False):
-                sub = rest[(slo < b) & (shi > a)]
-                if len(sub) and not self._subsolve(sub, a, b):
-                    return False
-            return True
+            # The parts, and nothing else of this frame, are held while each is searched.
+            parts = [(rest[(slo < b) & (shi > a)], a, b)
+                     for a, b in zip(points, points[1:], strict=False)]
+            del rest, slo, shi, z
+            return all(not len(sub) or self._subsolve(sub, a, b) for sub, a, b in parts)
         finally:
             cut[lo:hi - 1] += 1
 
@@ -466,14 +473,18 @@ class _FlatFloors:
         self.floor[a:b] = np.minimum.reduceat(eff[seg], self.ptr[a:b] - p0)
 
     def update(self, changed: np.ndarray, eff: np.ndarray, a: int, b: int
-               ) -> tuple[int, np.ndarray]:
-        saved = (a, self.floor[a:b].copy())
+               ) -> tuple[np.ndarray, np.ndarray]:
+        old = self.floor[a:b].copy()
         self._refloor(a, b, eff)
-        return saved
+        # Only the sections whose floor moved are kept for the undo: the search holds one
+        # record per level of its path, and a copy of the whole span at each (long-lived
+        # blocks span most sections of a window) grows with the path's length times S.
+        moved = np.flatnonzero(self.floor[a:b] != old)
+        return moved + a, old[moved]
 
-    def restore(self, saved: tuple[int, np.ndarray]) -> None:
-        a, values = saved
-        self.floor[a:a + len(values)] = values
+    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
+        where, values = saved
+        self.floor[where] = values
 
     def range(self, a: int, b: int) -> np.ndarray:
         return self.floor[a:b]

@@ -72,6 +72,18 @@ def test_conflicts_are_irreducible_against_brute_force(problem):
         assert brute_fits(problem, ids - {b}), f"{sorted(ids - {b})} do not fit either"
 
 
+def test_a_conflict_of_blocks_with_buffers_aliased_into_them():
+    # a and b cannot share the pool; c fits beside either; a2 and b2 live inside a and b
+    problem = Problem((Buffer("a", 6, 0, 4), Buffer("a2", 6, 2, 5), Buffer("b", 6, 1, 3),
+                       Buffer("b2", 4, 2, 6), Buffer("c", 2, 0, 6)),
+                      (Pool("sram", 10),), aliases=(Alias("a2", "a"), Alias("b2", "b", 2)))
+    found = irreducible_conflict(problem, PlanOptions(30, deterministic=True))
+    assert found is not None and found.irreducible
+    assert set(found.buffers) == {"a", "b"}
+    assert not brute_fits(problem, {"a", "b"})
+    assert brute_fits(problem, {"a", "c"}) and brute_fits(problem, {"b", "c"})
+
+
 def test_minimallocs_iis_example():
     """google/minimalloc tests/solver_test.cc, ComputeIrreducibleInfeasibleSubset (and
     python/tests/test_solver.py, test_compute_iis): buffers 2, 3 and 4."""

@@ -44,7 +44,7 @@ def test_plan_files_are_matched_by_instance_name(instances: list[Path], tmp_path
     report = grade(instances[:2], [parse_planner(f"plans:{plans}")], time_limit=0)
     cells = [i.results[0].outcome for i in report.instances]
     assert cells == ["ok", "missing"]
-    assert report.planners == ("plans:plans",)
+    assert report.planners == ("plans",)  # the column: the folder's name
 
 
 def test_every_name_of_the_one_file_grader_is_still_there() -> None:
