@@ -71,31 +71,39 @@ def main() -> int:
         for n in args.sizes:
             for seed in range(args.seeds):
                 problem, optimum = two_tier(args.family, n, seed, int(n * args.decoys))
-                path = Path(tmp) / f"{problem.name}.json"
-                plan_path = Path(tmp) / f"{problem.name}.plan.json"
-                write_problem(problem, path)
-                started = time.perf_counter()
-                out = subprocess.run([sys.executable, "-m", "cpplan.cli", "solve", str(path),
-                                      "--time-limit", str(args.time_limit), "--json", "-q",
-                                      "-o", str(plan_path)], capture_output=True, text=True)
-                wall = time.perf_counter() - started
-                if out.returncode != 0:
-                    print(f"{problem.name}: solve failed: {out.stderr.strip()}", flush=True)
+                try:
+                    wrong += row(problem, optimum, Path(tmp), args.time_limit)
+                except Exception as e:  # (the rest still runs)
+                    print(f"{problem.name}: FAILED: {type(e).__name__}: {e}", flush=True)
                     wrong += 1
-                    continue
-                result = json.loads(out.stdout)
-                checked = subprocess.run([sys.executable, "-m", "cpplan.cli", "check", str(path),
-                                          str(plan_path)], capture_output=True).returncode == 0
-                bound, objective = result["lower_bound"], result["objective"]
-                sound = (bound is None or bound <= optimum) and checked and not (
-                    result["status"] == "optimal" and objective != optimum)
-                wrong += not sound
-                print(f"{problem.name} ({len(problem.buffers)} buffers): "
-                      f"{objective / optimum:.4f} x optimum, {result['status']}, bound "
-                      f"{'-' if bound is None else f'{bound / optimum:.4f}'} x optimum, "
-                      f"check {'ok' if checked else 'FAILED'}, {wall:.1f} s"
-                      + ("" if sound else "  <-- WRONG"), flush=True)
     return 1 if wrong else 0
+
+
+def row(problem: Problem, optimum: int, tmp: Path, time_limit: float) -> int:
+    """Solve and check ``problem`` from the command line and print its line; 1 if wrong."""
+    path = Path(tmp) / f"{problem.name}.json"
+    plan_path = Path(tmp) / f"{problem.name}.plan.json"
+    write_problem(problem, path)
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "cpplan.cli", "solve", str(path),
+                          "--time-limit", str(time_limit), "--json", "-q",
+                          "-o", str(plan_path)], capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if out.returncode != 0:
+        print(f"{problem.name}: solve failed: {out.stderr.strip()}", flush=True)
+        return 1
+    result = json.loads(out.stdout)
+    checked = subprocess.run([sys.executable, "-m", "cpplan.cli", "check", str(path),
+                              str(plan_path)], capture_output=True).returncode == 0
+    bound, objective = result["lower_bound"], result["objective"]
+    sound = (bound is None or bound <= optimum) and checked and not (
+        result["status"] == "optimal" and objective != optimum)
+    print(f"{problem.name} ({len(problem.buffers)} buffers): "
+          f"{objective / optimum:.4f} x optimum, {result['status']}, bound "
+          f"{'-' if bound is None else f'{bound / optimum:.4f}'} x optimum, "
+          f"check {'ok' if checked else 'FAILED'}, {wall:.1f} s"
+          + ("" if sound else "  <-- WRONG"), flush=True)
+    return 0 if sound else 1
 
 
 if __name__ == "__main__":
