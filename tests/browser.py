@@ -1,0 +1,195 @@
+"""Headless Chromium driven by Selenium, for the pages of :mod:`cpplan.view` (the tests and
+``benchmarks/view.py``).
+
+The browser is Debian's (``apt-get install chromium chromium-driver``: ``/usr/bin/chromium``,
+``/usr/bin/chromedriver``; ``$CHROMIUM`` and ``$CHROMEDRIVER`` name others). Without it, or
+without selenium or bokeh, :func:`chromium` skips the test, and fails it under CI (env var
+``CI`` set), where ``.ci/run`` installs all three.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .shared import require
+
+#: Where Debian puts them; the first that exists is used.
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+DRIVERS = ("chromedriver",)
+
+
+def _binary(env: str, names: tuple[str, ...]) -> str | None:
+    given = os.environ.get(env)
+    if given:
+        return given if Path(given).is_file() else None
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def require_browser() -> tuple[str, str]:
+    """Chromium and its driver (paths): skip without them, fail under CI."""
+    browser = _binary("CHROMIUM", BROWSERS)
+    driver = _binary("CHROMEDRIVER", DRIVERS)
+    if browser is None or driver is None:
+        message = ("headless Chromium is not installed (apt-get install chromium "
+                   f"chromium-driver): browser {browser}, driver {driver}")
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return browser, driver
+
+
+def options(browser: str, width: int = 1500, height: int = 1000) -> Any:
+    from selenium import webdriver
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = browser
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                f"--window-size={width},{height}", "--hide-scrollbars",
+                # WebGL in a headless browser without a GPU: SwiftShader, software GL.
+                "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
+                "--ignore-gpu-blocklist"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return opts
+
+
+@contextmanager
+def chromium(width: int = 1500, height: int = 1000) -> Iterator[Any]:
+    """A headless Chromium (a Selenium ``WebDriver``), quit on exit."""
+    require("selenium", "test")
+    require("bokeh", "view")
+    browser, driver_path = require_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    driver = webdriver.Chrome(service=Service(driver_path), options=options(browser, width,
+                                                                             height))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def open_page(driver: Any, path: str | Path, timeout: float = 60.0) -> float:
+    """Load the page at ``path`` and wait until Bokeh has drawn it; the seconds it took."""
+    started = time.perf_counter()
+    driver.get(Path(path).resolve().as_uri())
+    wait(driver, "return !!(window.Bokeh && Bokeh.documents.length && "
+                 "Bokeh.documents[0].is_idle)", timeout)
+    return time.perf_counter() - started
+
+
+def wait(driver: Any, script: str, timeout: float = 10.0, interval: float = 0.01) -> Any:
+    """Run ``script`` until it returns something true; that value (TimeoutError after
+    ``timeout`` seconds)."""
+    end = time.perf_counter() + timeout
+    while True:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        if time.perf_counter() > end:
+            raise TimeoutError(f"waited {timeout}s for: {script}")
+        time.sleep(interval)
+
+
+def console_errors(driver: Any) -> list[str]:
+    """The browser console's errors (and warnings that are Bokeh's or JavaScript's) since the
+    last call."""
+    out = []
+    for entry in driver.get_log("browser"):
+        if entry["level"] in ("SEVERE", "ERROR") or (
+                entry["level"] == "WARNING" and "bokeh" in entry["message"].lower()):
+            out.append(f"{entry['level']}: {entry['message']}")
+    return out
+
+
+_POINT = """
+const [name, x, y] = arguments;
+const model = Bokeh.documents[0].get_model_by_name(name);
+if (model == null) return null;
+const view = Bokeh.index.find_one(model);
+const frame = view.frame;
+const rect = view.canvas_view.el.getBoundingClientRect();
+// (the scales map data to canvas pixels, the frame's offset included)
+return [rect.left + frame.x_scale.compute(x), rect.top + frame.y_scale.compute(y)];
+"""
+
+
+def panel_point(driver: Any, panel: str, x: float, y: float) -> tuple[float, float]:
+    """Where data point ``(x, y)`` of the panel named ``panel`` is in the window (pixels)."""
+    got = driver.execute_script(_POINT, panel, x, y)
+    if got is None:
+        raise KeyError(f"no panel named {panel!r} on the page")
+    return float(got[0]), float(got[1])
+
+
+def panel_names(driver: Any) -> list[str]:
+    """The names of the page's panels (figures), in document order."""
+    return list(driver.execute_script(
+        "const out = []; for (const m of Bokeh.documents[0].all_models) "
+        "if (m.type === 'Figure' || (m.constructor && m.constructor.__name__ === 'Figure')) "
+        "out.push(m.name); return out.filter(n => n && n.startsWith('panel '));"))
+
+
+def move_to(driver: Any, x: float, y: float) -> None:
+    """Move the mouse to window pixel ``(x, y)``."""
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    actions = ActionBuilder(driver, duration=0)  # (the default glides for 250 ms)
+    actions.pointer_action.move_to_location(int(round(x)), int(round(y)))
+    actions.perform()
+
+
+#: The text of every Bokeh tooltip shown (a popover element with its content in its own
+#: shadow root, beside the styles).
+_TOOLTIPS = """
+const out = [];
+const walk = (root) => {
+  for (const el of root.querySelectorAll('*')) {
+    if (el.classList && el.classList.contains('bk-Tooltip') && el.shadowRoot
+        && el.matches(':popover-open') && getComputedStyle(el).display !== 'none') {
+      for (const child of el.shadowRoot.children)
+        if (child.tagName !== 'STYLE' && child.tagName !== 'LINK') out.push(child.innerText);
+    }
+    if (el.shadowRoot) walk(el.shadowRoot);
+  }
+};
+walk(document);
+return out.join('\\n');
+"""
+
+
+def tooltip_text(driver: Any) -> str:
+    """The text of the tooltips shown now ('' when none)."""
+    return str(driver.execute_script(_TOOLTIPS))
+
+
+def hover(driver: Any, panel: str, x: float, y: float, expect: str,
+          timeout: float = 10.0) -> tuple[str, float]:
+    """Move the mouse onto data point ``(x, y)`` of ``panel`` and wait for a tooltip that
+    contains ``expect``; its text and the seconds it took to show."""
+    px, py = panel_point(driver, panel, x, y)
+    move_to(driver, px - 3, py - 3)  # (from beside it: a move onto it is a new hover)
+    started = time.perf_counter()
+    move_to(driver, px, py)
+    end = started + timeout
+    while True:
+        text = tooltip_text(driver)
+        if expect in text:
+            return text, time.perf_counter() - started
+        if time.perf_counter() > end:
+            raise TimeoutError(f"no tooltip with {expect!r} after {timeout}s at ({x}, {y}) of "
+                               f"{panel!r}; tooltips shown: {text!r}")
+        time.sleep(0.005)
