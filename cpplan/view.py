@@ -246,7 +246,7 @@ def view_layout(problem: Problem, plans: Sequence[Plan] | Mapping[str, Plan], *,
                 max_pieces: int = MAX_PIECES) -> Any:
     """The Bokeh layout of the page without its text (see the module docstring): a grid of
     panels, a row per pool and a column per plan. ``width`` is the grid's width in pixels;
-    ``panel_height`` a panel's (default: 560 divided among the pools, at least 260)."""
+    ``panel_height`` a panel's (default: 640 divided among the pools, at least 320)."""
     bokeh = _bokeh()
     layout, _ = _layout(bokeh, problem, labelled(plans), width, panel_height, max_pieces)
     return layout
@@ -318,7 +318,7 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
     t0, t1 = problem.time_span
     x_range = Range1d(t0, max(t1, t0 + 1), bounds=(t0, max(t1, t0 + 1)))
     if panel_height is None:
-        panel_height = max(260, 560 // max(len(pools), 1))
+        panel_height = max(320, 640 // max(len(pools), 1))
     panel_width = max(300, width // len(labels))
     grid = []
     for pool in pools:

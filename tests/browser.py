@@ -143,6 +143,45 @@ def panel_names(driver: Any) -> list[str]:
         "out.push(m.name); return out.filter(n => n && n.startsWith('panel '));"))
 
 
+_FRAMES = """
+const out = {};
+for (const model of Bokeh.documents[0].all_models) {
+  if (!model.name || !model.name.startsWith('panel ')) continue;
+  const view = Bokeh.index.find_one(model);
+  if (view == null || view.frame == null) continue;
+  const rect = view.canvas_view.el.getBoundingClientRect();
+  const bbox = view.frame.bbox;
+  out[model.name] = [rect.left + bbox.left, rect.top + bbox.top, bbox.width, bbox.height];
+}
+return out;
+"""
+
+
+def panel_frames(driver: Any) -> dict[str, tuple[float, float, float, float]]:
+    """Each drawn panel's plot area in the window: name -> (left, top, width, height)."""
+    return {k: tuple(v) for k, v in driver.execute_script(_FRAMES).items()}
+
+
+def zoom(driver: Any, panel: str, x: tuple[float, float], y: tuple[float, float]) -> None:
+    """Show data ranges ``x`` and ``y`` in ``panel`` (as a box zoom does; the panels linked to
+    it follow), and wait until it is drawn again."""
+    driver.execute_script("""
+const [name, x0, x1, y0, y1] = arguments;
+const model = Bokeh.documents[0].get_model_by_name(name);
+model.x_range.setv({start: x0, end: x1});
+model.y_range.setv({start: y0, end: y1});
+""", panel, x[0], x[1], y[0], y[1])
+    wait(driver, "return Bokeh.documents[0].is_idle")
+    time.sleep(0.1)
+
+
+def ranges(driver: Any, panel: str) -> list[float]:
+    """``[x start, x end, y start, y end]`` that ``panel`` shows now."""
+    return list(driver.execute_script(
+        "const m = Bokeh.documents[0].get_model_by_name(arguments[0]); "
+        "return [m.x_range.start, m.x_range.end, m.y_range.start, m.y_range.end];", panel))
+
+
 def move_to(driver: Any, x: float, y: float) -> None:
     """Move the mouse to window pixel ``(x, y)``."""
     from selenium.webdriver.common.actions.action_builder import ActionBuilder
