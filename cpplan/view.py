@@ -14,9 +14,11 @@ axis, and the panels of one pool share the offset axis, so zooming one zooms the
 Above the panels the page states, in words, what each plan uses against the first one and the
 bound (:func:`differences`).
 
-Scale: rectangles are drawn with WebGL. Beyond ``max_pieces`` rectangles per plan the smallest
-(by bytes x steps) are left out and the page says how many; idealloc's Y_1 (62185 buffers)
-is drawn whole (``python benchmarks/view.py`` measures it in headless Chromium).
+Scale: every rectangle is drawn, on a 2-D canvas or with WebGL (:data:`BACKENDS`); a buffer's
+rectangle sends its columns once, shared by every plan's panels. Beyond ``max_pieces``
+rectangles per plan the smallest (by bytes x steps) are left out and the page says how many;
+idealloc's Y_1 (62185 buffers) is drawn whole (``python benchmarks/view.py`` measures it in
+headless Chromium).
 
 Every plan passes the checker (:func:`cpplan.plan.ensure_valid`) before it is drawn. Bokeh is
 an optional dependency (``pip install ".[view]"``), imported only when a page is made.
@@ -39,10 +41,17 @@ from .plan import Plan, ensure_valid
 from .problem import Problem
 
 __all__ = ["write_view", "view_html", "view_layout", "differences", "pool_figures",
-           "PoolFigures", "labelled", "MAX_PIECES"]
+           "PoolFigures", "labelled", "MAX_PIECES", "BACKENDS"]
 
 #: Rectangles per plan drawn at most (the smallest beyond it are left out, and the page says so).
 MAX_PIECES = 250_000
+
+#: How the panels are drawn. ``canvas`` (the default) draws on a 2-D canvas, which every
+#: browser rasterises fast without a GPU too; ``webgl`` hands the rectangles to WebGL, smoother
+#: to pan and zoom with a GPU, but browsers without one emulate it in software (SwiftShader),
+#: and there it is several times slower: idealloc's Y_1 takes about 10 s to open in headless
+#: Chromium here with ``webgl`` against 1.5 s with ``canvas`` (``benchmarks/view.py``).
+BACKENDS = ("canvas", "webgl")
 
 
 def _bokeh() -> Any:
@@ -243,17 +252,22 @@ def _edge_alpha(n: int) -> float:
 # -- the page -------------------------------------------------------------------------------------
 def view_layout(problem: Problem, plans: Sequence[Plan] | Mapping[str, Plan], *,
                 width: int = 1400, panel_height: int | None = None,
-                max_pieces: int = MAX_PIECES) -> Any:
+                max_pieces: int = MAX_PIECES, backend: str = "canvas") -> Any:
     """The Bokeh layout of the page without its text (see the module docstring): a grid of
     panels, a row per pool and a column per plan. ``width`` is the grid's width in pixels;
-    ``panel_height`` a panel's (default: 640 divided among the pools, at least 320)."""
+    ``panel_height`` a panel's (default: 640 divided among the pools, at least 320);
+    ``backend`` draws with ``canvas`` (2-D canvas) or ``webgl`` (see :data:`BACKENDS`)."""
     bokeh = _bokeh()
-    layout, _ = _layout(bokeh, problem, labelled(plans), width, panel_height, max_pieces)
+    layout, _ = _layout(bokeh, problem, _checked(problem, plans), width, panel_height,
+                        max_pieces, backend)
     return layout
 
 
 def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
-            panel_height: int | None, max_pieces: int) -> tuple[Any, list[str]]:
+            panel_height: int | None, max_pieces: int, backend: str
+            ) -> tuple[Any, list[str]]:
+    if backend not in BACKENDS:
+        raise CpplanError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     from bokeh.layouts import gridplot
     from bokeh.models import (
         BoxAnnotation,
@@ -289,11 +303,16 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
     names = buffer_names(problem)
     pool_index = problem.pool_index
 
+    # Without gaps a rectangle is its buffer: its sides are the lifetime and the offset, and
+    # no column is sent twice (the page loads what it holds).
+    plain = not cols.gaps
     data: dict[str, Any] = {
         "left": pieces.left[keep].astype(float), "right": pieces.right[keep].astype(float),
         "id": [ids[i] for i in buf.tolist()], "size": cols.size[buf].astype(float),
-        "start": cols.start[buf].astype(float), "end": cols.end[buf].astype(float),
     }
+    if not plain:
+        data["start"] = cols.start[buf].astype(float)
+        data["end"] = cols.end[buf].astype(float)
     if names:
         data["name"] = [names.get(ids[i], "") for i in buf.tolist()]
     if aliased.any():
@@ -304,7 +323,8 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
     for k, label in enumerate(labels):
         placements = plans[label].placements
         off = np.fromiter((placements[i].offset for i in ids), np.int64, n)
-        data[f"offset{k}"] = off[buf].astype(float)
+        if not plain:
+            data[f"offset{k}"] = off[buf].astype(float)
         data[f"bottom{k}"] = (off[buf] + lo).astype(float)
         data[f"top{k}"] = (off[buf] + hi).astype(float)
         if len(problem.pools) > 1:
@@ -341,7 +361,7 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
                 title += (f" — height {pf.height:,} bytes, {pf.above:,} above the bound "
                           f"({plan.status}, {plan.planner or 'plan'})")
             p = figure(width=panel_width, height=panel_height, x_range=x_range, y_range=y_range,
-                       output_backend="webgl", title=title, name=f"panel {k} {pool}",
+                       output_backend=backend, title=title, name=f"panel {k} {pool}",
                        tools="pan,xwheel_zoom,wheel_zoom,box_zoom,reset,save",
                        active_scroll="wheel_zoom", x_axis_label="time (schedule step)",
                        y_axis_label=f"{pool}: offset (bytes)" if k == 0 else None)
@@ -393,7 +413,9 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
                     items.append((f"peak: {pf.peak:,} bytes live at step {pf.peak_moment:,}",
                                   [r]))
             tips = [("buffer", "@id"), ("size", "@size{0,0} bytes"),
-                    ("lifetime", "[@start{0,0}, @end{0,0})"), ("offset", f"@offset{k}{{0,0}}"),
+                    ("lifetime", "[@left{0,0}, @right{0,0})" if plain
+                     else "[@start{0,0}, @end{0,0})"),
+                    ("offset", f"@bottom{k}{{0,0}}" if plain else f"@offset{k}{{0,0}}"),
                     ("pool", pool)]
             if "name" in data:
                 tips.append(("name", "@name"))
@@ -428,7 +450,7 @@ _TEMPLATE = """{% extends base %}
 
 def view_html(problem: Problem, plans: Sequence[Plan] | Mapping[str, Plan], *,
               title: str | None = None, width: int = 1400, panel_height: int | None = None,
-              max_pieces: int = MAX_PIECES) -> str:
+              max_pieces: int = MAX_PIECES, backend: str = "canvas") -> str:
     """The page (see the module docstring) as HTML text, with Bokeh's JavaScript inline."""
     bokeh = _bokeh()
     from bokeh.core.templates import FILE
@@ -438,7 +460,7 @@ def view_html(problem: Problem, plans: Sequence[Plan] | Mapping[str, Plan], *,
 
     checked = _checked(problem, plans)
     lines = differences(problem, checked)
-    layout, notes = _layout(bokeh, problem, checked, width, panel_height, max_pieces)
+    layout, notes = _layout(bokeh, problem, checked, width, panel_height, max_pieces, backend)
     name = problem.name or "plan"
     heading = title or (f"{name}: {len(problem.buffers):,} buffers, "
                         f"{len(problem.pools)} pool{'s' if len(problem.pools) > 1 else ''} — "

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -57,9 +57,10 @@ def options(browser: str, width: int = 1500, height: int = 1000) -> Any:
     opts.binary_location = browser
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                 f"--window-size={width},{height}", "--hide-scrollbars",
-                # WebGL in a headless browser without a GPU: SwiftShader, software GL.
-                "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
-                "--ignore-gpu-blocklist"):
+                # No GPU here: composite and rasterise in software (through SwiftShader's GL
+                # every frame of a large page took seconds), and let WebGL pages still run on
+                # SwiftShader.
+                "--disable-gpu", "--enable-unsafe-swiftshader"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return opts
@@ -82,12 +83,22 @@ def chromium(width: int = 1500, height: int = 1000) -> Iterator[Any]:
         driver.quit()
 
 
+#: Calls back once the next frame after this one is drawn: what the page shows is on screen.
+_PAINTED = """
+const done = arguments[arguments.length - 1];
+requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+"""
+
+
 def open_page(driver: Any, path: str | Path, timeout: float = 60.0) -> float:
-    """Load the page at ``path`` and wait until Bokeh has drawn it; the seconds it took."""
+    """Load the page at ``path`` and wait until Bokeh has drawn it and the browser has shown it
+    (the frame after Bokeh's document idle); the seconds it took."""
     started = time.perf_counter()
     driver.get(Path(path).resolve().as_uri())
     wait(driver, "return !!(window.Bokeh && Bokeh.documents.length && "
                  "Bokeh.documents[0].is_idle)", timeout)
+    driver.set_script_timeout(timeout)
+    driver.execute_async_script(_PAINTED)
     return time.perf_counter() - started
 
 
@@ -193,41 +204,68 @@ def move_to(driver: Any, x: float, y: float) -> None:
 
 #: The text of every Bokeh tooltip shown (a popover element with its content in its own
 #: shadow root, beside the styles).
-_TOOLTIPS = """
-const out = [];
-const walk = (root) => {
-  for (const el of root.querySelectorAll('*')) {
-    if (el.classList && el.classList.contains('bk-Tooltip') && el.shadowRoot
-        && el.matches(':popover-open') && getComputedStyle(el).display !== 'none') {
-      for (const child of el.shadowRoot.children)
-        if (child.tagName !== 'STYLE' && child.tagName !== 'LINK') out.push(child.innerText);
+_TOOLTIPS_JS = """
+const tooltipText = () => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList && el.classList.contains('bk-Tooltip') && el.shadowRoot
+          && el.matches(':popover-open') && getComputedStyle(el).display !== 'none') {
+        for (const child of el.shadowRoot.children)
+          if (child.tagName !== 'STYLE' && child.tagName !== 'LINK') out.push(child.innerText);
+      }
+      if (el.shadowRoot) walk(el.shadowRoot);
     }
-    if (el.shadowRoot) walk(el.shadowRoot);
-  }
+  };
+  walk(document);
+  return out.join('\\n');
 };
-walk(document);
-return out.join('\\n');
+"""
+
+#: Times the next hover in the page: from the pointer's move to the first frame drawn with a
+#: tooltip that contains ``arguments[0]`` (performance.now(), milliseconds).
+_ARM = _TOOLTIPS_JS + """
+const expect = arguments[0];
+const timing = window.__cpplanHover = {moved: null, shown: null};
+document.addEventListener('pointermove', () => {
+  timing.moved = performance.now();
+  const check = () => {
+    if (tooltipText().includes(expect)) timing.shown = performance.now();
+    else requestAnimationFrame(check);
+  };
+  requestAnimationFrame(check);
+}, {capture: true, once: true});
 """
 
 
 def tooltip_text(driver: Any) -> str:
     """The text of the tooltips shown now ('' when none)."""
-    return str(driver.execute_script(_TOOLTIPS))
+    return str(driver.execute_script(_TOOLTIPS_JS + "return tooltipText();"))
+
+
+class Hover(NamedTuple):
+    text: str  # the tooltips' text
+    seconds: float  # from sending the move to seeing the tooltip (Selenium's round trips too)
+    page_ms: float | None  # in the page: from the pointer's move to the frame that shows it
 
 
 def hover(driver: Any, panel: str, x: float, y: float, expect: str,
-          timeout: float = 10.0) -> tuple[str, float]:
+          timeout: float = 10.0) -> Hover:
     """Move the mouse onto data point ``(x, y)`` of ``panel`` and wait for a tooltip that
-    contains ``expect``; its text and the seconds it took to show."""
+    contains ``expect``."""
     px, py = panel_point(driver, panel, x, y)
-    move_to(driver, px - 3, py - 3)  # (from beside it: a move onto it is a new hover)
+    move_to(driver, 1, 1)  # (from outside the panels: a move onto it is a new hover)
+    driver.execute_script(_ARM, expect)
     started = time.perf_counter()
     move_to(driver, px, py)
     end = started + timeout
     while True:
         text = tooltip_text(driver)
         if expect in text:
-            return text, time.perf_counter() - started
+            seconds = time.perf_counter() - started
+            timing = wait(driver, "const t = window.__cpplanHover; "
+                                  "return t.shown === null ? null : [t.moved, t.shown];", 5.0)
+            return Hover(text, seconds, timing[1] - timing[0])
         if time.perf_counter() > end:
             raise TimeoutError(f"no tooltip with {expect!r} after {timeout}s at ({x}, {y}) of "
                                f"{panel!r}; tooltips shown: {text!r}")
