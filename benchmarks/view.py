@@ -14,6 +14,11 @@ answer a hover within 3 s. Prints the machine's load first (2 shared cores: figu
 it).
 
     python benchmarks/view.py [--repeat 3] [--only Y_1] [--keep DIR] [--backend canvas webgl]
+    python benchmarks/view.py --readme benchmarks/view-resnet50.png   # the README's picture
+
+``--readme PNG`` instead writes the page of torchvision's resnet50 (224 x 224, random weights)
+lowered by ExecuTorch, its greedy plan against cpplan's (what ``cpplan executorch --view``
+writes; needs cpplan[executorch]), and the browser's screenshot of it.
 """
 
 from __future__ import annotations
@@ -27,16 +32,15 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# (not this folder: its executorch.py would hide the executorch package)
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(1, str(HERE))
-
-from shared_sets import SHARED  # noqa: E402
 
 from cpplan.io import read_problem  # noqa: E402
 from cpplan.planners import get  # noqa: E402
 from cpplan.problem import Problem  # noqa: E402
 from cpplan.view import BACKENDS, write_view  # noqa: E402
+from tests.shared import BENCHMARKS as SHARED  # noqa: E402
 
 ROOT = HERE.parent
 
@@ -82,6 +86,35 @@ def measure(driver: object, path: Path, problem: Problem, plans: dict, repeat: i
     return loads, idles, hovers, walls
 
 
+def readme_picture(png: Path, folder: Path) -> None:
+    """The README's screenshot: resnet50's page, ExecuTorch's greedy against cpplan."""
+    import torchvision
+
+    from cpplan.runtimes import executorch as et
+    from cpplan.runtimes.executorch_models import export
+    from tests.browser import chromium, open_page
+
+    model = torchvision.models.resnet50(weights=None).eval()
+    import torch
+
+    program = export(model, (torch.randn(1, 3, 224, 224),))
+    mpp = et.memory_planning_pass(time_limit=10, deterministic=True)
+    et.lower(et.edge_program(program), mpp)
+    problem, plans = et.compared_plans(mpp.cpplan)
+    page = write_view(problem.replace(name="resnet50 (ExecuTorch, 224 x 224)"), plans,
+                      folder / "resnet50.html", width=1400, panel_height=430)
+    with chromium(1500, 700) as driver:
+        open_page(driver, page)
+        from tests.browser import move_to, panel_point
+
+        b = max(problem.buffers, key=lambda b: b.size * (b.end - b.start))
+        move_to(driver, *panel_point(driver, "panel 1 mem1", (b.start + b.end) / 2,
+                                     plans["cpplan"].offset(b.id) + b.size / 2))
+        time.sleep(0.5)
+        png.write_bytes(driver.get_screenshot_as_png())
+    print(f"wrote {png} (the page: {page})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -90,8 +123,16 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=10.0, help="seconds per planner")
     ap.add_argument("--backend", nargs="*", default=["canvas"], choices=BACKENDS,
                     help="how the pages draw (each one in turn)")
+    ap.add_argument("--readme", type=Path, default=None, metavar="PNG",
+                    help="write the README's screenshot (resnet50 in ExecuTorch) instead")
     args = ap.parse_args()
     from tests.browser import chromium
+
+    if args.readme is not None:
+        folder = args.keep or Path(tempfile.mkdtemp(prefix="cpplan-view-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        readme_picture(args.readme, folder)
+        return
 
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     folder = args.keep or Path(tempfile.mkdtemp(prefix="cpplan-view-"))

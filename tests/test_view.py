@@ -195,6 +195,19 @@ def test_without_bokeh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         write_view(problem, plans, tmp_path / "page.html")
 
 
+def test_browser_tests_skip_without_chromium_but_fail_in_ci(monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Path) -> None:
+    from .browser import require_browser
+
+    monkeypatch.setenv("CHROMIUM", str(tmp_path / "no-chromium"))
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium chromium-driver"):
+        require_browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="apt-get install chromium chromium-driver"):
+        require_browser()
+
+
 # -- in headless Chromium ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Any:
