@@ -1,8 +1,9 @@
 """Interactive pages of plans: one self-contained HTML file that opens from disk (no server, no
 network), for one plan or several side by side.
 
-:func:`write_view` writes the page, :func:`view_html` returns it as text and :func:`view_layout`
-returns the Bokeh layout (a notebook shows it with ``bokeh.io.show``). Layout: a panel per pool
+:func:`write_view` writes the page, :func:`view_html` returns it as text, :func:`show_view`
+shows it in a notebook (Jupyter displays the :class:`View` it returns inline) and
+:func:`view_layout` returns the Bokeh layout. Layout: a panel per pool
 (rows) and per plan (columns); time across (schedule steps), byte offset up; a rectangle per
 buffer (per piece where it has gaps, :meth:`cpplan.Buffer.pieces`), coloured by size on a log
 scale; buffers aliased into another are outlined inside their root. Hovering a rectangle shows
@@ -40,8 +41,8 @@ from .names import buffer_names
 from .plan import Plan, ensure_valid
 from .problem import Problem
 
-__all__ = ["write_view", "view_html", "view_layout", "differences", "pool_figures",
-           "PoolFigures", "labelled", "MAX_PIECES", "BACKENDS"]
+__all__ = ["write_view", "view_html", "view_layout", "show_view", "View", "differences",
+           "pool_figures", "PoolFigures", "labelled", "MAX_PIECES", "BACKENDS"]
 
 #: Rectangles per plan drawn at most (the smallest beyond it are left out, and the page says so).
 MAX_PIECES = 250_000
@@ -484,3 +485,36 @@ def write_view(problem: Problem, plans: Sequence[Plan] | Mapping[str, Plan],
     write_text_atomic(path, view_html(problem, plans, **options))
     return path
 
+
+
+class View:
+    """A page in a notebook: Jupyter shows it inline, in a frame of its own (the page as it is
+    written to a file, so nothing on the notebook's page and nothing on the network is
+    needed); :meth:`save` writes it."""
+
+    def __init__(self, page: str, height: int) -> None:
+        self.html = page
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width: 100%; '
+                f'height: {self.height}px; border: 0;"></iframe>')
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (atomic)."""
+        from .io.atomic import write_text_atomic
+
+        write_text_atomic(path, self.html)
+        return Path(path)
+
+
+def show_view(problem: Problem, plans: Sequence[Plan] | Mapping[str, Plan],
+              **options: Any) -> View:
+    """The page of ``plans`` for a notebook (options as :func:`view_html`; the default width
+    fits a notebook's column)."""
+    options.setdefault("width", 1000)
+    pools = {pl.pool for plan in labelled(plans).values() for pl in plan.placements.values()}
+    panel = options.get("panel_height") or max(320, 640 // max(len(pools), 1))
+    return View(view_html(problem, plans, **options), 160 + len(pools) * (panel + 10))

@@ -23,6 +23,7 @@ from cpplan.view import (  # noqa: E402
     differences,
     labelled,
     pool_figures,
+    show_view,
     view_html,
     view_layout,
     write_view,
@@ -188,6 +189,18 @@ def test_gaps_are_drawn_per_piece() -> None:
     assert list(source.data["left"]) == [0, 3, 6, 3]
 
 
+def test_a_notebook_shows_the_page_in_a_frame(tmp_path: Path) -> None:
+    import html
+
+    problem, plans = unet()
+    view = show_view(problem, plans)
+    shown = view._repr_html_()
+    assert shown.startswith("<iframe srcdoc=") and "height: " in shown
+    assert html.escape(differences(problem, plans)[0]) in shown
+    assert view.height > 2 * 320  # two pools, a row each
+    assert view.save(tmp_path / "page.html").read_text() == view.html
+
+
 def test_without_bokeh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     problem, plans = branchy()
     monkeypatch.setitem(sys.modules, "bokeh", None)
@@ -323,3 +336,23 @@ def test_a_screenshot_shows_every_panel(browser: Any, pages: dict) -> None:
         assert colours is None or len(colours) > 8, name  # drawn, not an empty frame
         # the buffers' colours: something far from white and from grey in every panel
         assert any(max(px) - min(px) > 60 for _, px in (colours or [(1, (0, 0, 255))])), name
+
+
+def test_the_notebook_frame_loads(browser: Any, tmp_path: Path) -> None:
+    """What Jupyter shows for show_view: the page in a frame of its own, drawn, no errors."""
+    from .browser import console_errors, panel_names, wait
+
+    problem, plans = branchy()
+    notebook = tmp_path / "notebook.html"
+    notebook.write_text(f"<html><body><p>a cell</p>{show_view(problem, plans)._repr_html_()}"
+                        "</body></html>")
+    browser.get(notebook.resolve().as_uri())
+    browser.switch_to.frame(0)
+    try:
+        wait(browser, "return !!(window.Bokeh && Bokeh.documents.length && "
+                      "Bokeh.documents[0].is_idle)", 60)
+        assert len(panel_names(browser)) == 2
+        assert "less; the bound is" in browser.execute_script("return document.body.innerText")
+    finally:
+        browser.switch_to.default_content()
+    assert console_errors(browser) == []
