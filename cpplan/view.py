@@ -188,10 +188,13 @@ def differences(problem: Problem, plans: Sequence[Plan] | Mapping[str, Plan]) ->
         where = "" if len(problem.pools) == 1 else f"In pool {pool}: "
         got = {lb: figures[lb][pool].height if pool in figures[lb] else 0 for lb in labels}
         bound = max((figures[lb][pool].bound for lb in labels if pool in figures[lb]), default=0)
-        tail = f"; the bound is {bound:,}."
+        # (a pool whose buffers may all go elsewhere has no bound of its own: 0)
+        tail = f"; the bound is {bound:,}." if bound else "."
         if len(labels) == 1:
-            lines.append(where + _against_bound(labels[0], got[labels[0]], bound, " bytes")
-                         + f" (the bound is {bound:,}).")
+            used = got[labels[0]]
+            lines.append(where + (_against_bound(labels[0], used, bound, " bytes")
+                                  + f" (the bound is {bound:,})." if bound else
+                                  f"{labels[0]} uses {used:,} bytes."))
             continue
         first = labels[0]
         parts = [_compare(first, got[first], lb, got[lb], " bytes") for lb in labels[1:]]
@@ -370,7 +373,7 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
             p.xaxis.formatter = NumeralTickFormatter(format="0,0")
             p.title.text_font_size = "11px"
             items = []
-            if pf is not None and pf.above > 0:
+            if pf is not None and pf.above > 0 and pf.bound > 0:
                 p.add_layout(BoxAnnotation(bottom=pf.bound, top=pf.height, fill_color="red",
                                            fill_alpha=0.12, line_alpha=0, level="underlay"))
             hover = []
@@ -401,6 +404,8 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
                         (pf.bound, f"lower bound {pf.bound:,}", {"line_dash": "dashed",
                                                                  "color": "black"}),
                         (pf.height, f"height {pf.height:,}", {"color": "red"})):
+                    if value == pf.bound and not pf.bound:
+                        continue  # no bound of its own
                     r = p.line([float(t0), float(t1)], [float(value)] * 2, line_width=1.6,
                                **style)
                     items.append((what, [r]))

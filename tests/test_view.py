@@ -87,6 +87,27 @@ def test_the_difference_per_pool_and_in_the_objective() -> None:
                                f"naive uses {naive.objective:,}, best-fit {best.objective:,}")
 
 
+def test_pools_without_a_bound_of_their_own() -> None:
+    """Buffers that may go to either pool: no pool has a max-load of its own, and the page
+    claims none (the objective's proven bound still stands)."""
+    from cpplan import Pool
+
+    problem = Problem(tuple(Buffer(f"b{i}", 64 * (i + 1), i, i + 3) for i in range(8)),
+                      (Pool("sram", capacity=300), Pool("dram", cost=4)))
+    plan = get("best-fit")(problem)
+    lines = differences(problem, [plan])
+    assert lines[:2] == [f"In pool sram: best-fit uses {plan.heights['sram']:,} bytes.",
+                         f"In pool dram: best-fit uses {plan.heights['dram']:,} bytes."]
+    assert lines[2].startswith(f"Objective: best-fit {plan.objective:,}; the proven bound is")
+    figures = pool_figures(problem, [plan])["best-fit"]
+    assert all(f.bound == 0 for f in figures.values())
+    layout = view_layout(problem, [plan])
+    for row in layout.children:
+        labels = [item.label.value for legend in row[0].select(type=_bokeh_legend())
+                  for item in legend.items]
+        assert not any(label.startswith("lower bound") for label in labels)
+
+
 def test_figures_per_panel() -> None:
     problem, plans = unet()
     figures = pool_figures(problem, plans)
