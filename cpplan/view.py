@@ -362,7 +362,8 @@ def _layout(bokeh: Any, problem: Problem, plans: dict[str, Plan], width: int,
             if len(pools) > 1:
                 title += f": pool {pool}"
             if pf is not None:
-                title += (f" — height {pf.height:,} bytes, {pf.above:,} above the bound "
+                above = f", {pf.above:,} above the bound" if pf.bound else ""
+                title += (f" — height {pf.height:,} bytes{above} "
                           f"({plan.status}, {plan.planner or 'plan'})")
             p = figure(width=panel_width, height=panel_height, x_range=x_range, y_range=y_range,
                        output_backend=backend, title=title, name=f"panel {k} {pool}",
