@@ -25,6 +25,7 @@ import time as _time
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 
@@ -145,7 +146,7 @@ class Blocks:
         seconds: float | None = None,
         lower_bound: int | None = None,
         status: str | None = None,
-        stats: dict | None = None,
+        stats: dict[str, Any] | None = None,
     ) -> Plan:
         """The checked plan that puts block ``i`` in pool ``block_pool[i]`` at scaled offset
         ``block_offset[i]``; members follow at their displacements.

@@ -71,7 +71,18 @@ def check_time_limit(value: object, name: str = "time limit") -> float:
 class PlanOptions:
     """What every planner honours: at most ``time_limit`` seconds (``None``: no limit), the
     ``seed`` of its random choices, ``deterministic`` (the same plan on every run and machine:
-    one thread, deterministic time) and ``workers`` (threads it may use)."""
+    one thread, deterministic time) and ``workers`` (threads it may use).
+
+    Args:
+        time_limit: Seconds, a finite number >= 0; ``None`` for no limit.
+        seed: The seed of the planner's random choices (>= 0).
+        deterministic: One thread on a deterministic clock: the same plan on every run and
+            machine.
+        workers: Threads the planner may use (>= 1; 1 when deterministic).
+
+    Raises:
+        CpplanError: A field out of range, naming it.
+    """
 
     time_limit: float | None = None
     seed: int = 0
@@ -91,7 +102,14 @@ class PlanOptions:
                               f"{self.deterministic!r}")
 
     def budget(self, stop: StopFlag | None = None) -> Budget:
-        """The budget of a run with these options (its own stop flag unless one is given)."""
+        """The budget of a run with these options (its own stop flag unless one is given).
+
+        Args:
+            stop: A stop flag to share with other runs (Ctrl-C, a caller giving up).
+
+        Returns:
+            A new :class:`Budget` of ``time_limit`` seconds, starting now.
+        """
         return Budget(self.time_limit, options=self, stop=stop)
 
 
@@ -126,7 +144,20 @@ class StopFlag(threading.Event):
 
 class Budget:
     """``seconds`` from now (``None``: no limit), a ``stop`` flag, wall or deterministic clock,
-    and the run's :class:`PlanOptions` (a child's are its parent's)."""
+    and the run's :class:`PlanOptions` (a child's are its parent's).
+
+    Args:
+        seconds: The limit, from now; ``None`` for none (a child is still bounded by its
+            parent).
+        stop: The stop flag; a child shares its parent's, a root makes its own by default.
+        deterministic: Whether the clock is the work reported (used when no ``options`` are
+            given).
+        parent: The budget this one is a child of (see :meth:`within`, :meth:`share`).
+        options: The run's options; a child takes its parent's.
+
+    Raises:
+        CpplanError: ``seconds`` is negative or not finite.
+    """
 
     def __init__(self, seconds: float | None = None, *, stop: StopFlag | None = None,
                  deterministic: bool = False, parent: Budget | None = None,
@@ -147,10 +178,12 @@ class Budget:
 
     @property
     def workers(self) -> int:
+        """Threads a search may use (1 in deterministic mode)."""
         return 1 if self.deterministic else self.options.workers
 
     @property
     def seed(self) -> int:
+        """The run's seed."""
         return self.options.seed
 
     # -- the clock ---------------------------------------------------------------------------
@@ -170,6 +203,7 @@ class Budget:
         return left
 
     def expired(self) -> bool:
+        """Whether no time is left (or the budget was stopped)."""
         return self.remaining() <= 0.0
 
     def deadline(self, seconds: float | None = None) -> float:
@@ -195,6 +229,7 @@ class Budget:
 
     @property
     def stopped(self) -> bool:
+        """Whether this budget, or one sharing its stop flag, was stopped."""
         return self.stop_flag.is_set()
 
     def stopping(self, hook: Callable[[], None]) -> AbstractContextManager[None]:
@@ -219,7 +254,12 @@ class Budget:
             _active.reset(token)
 
     def tick(self, placements: int = 1) -> None:
-        """Report ``placements`` block placements; raise :class:`OutOfTime` when expired."""
+        """Report ``placements`` block placements; raise :class:`OutOfTime` when expired.
+
+        Raises:
+            OutOfTime: The budget has expired or was stopped (the wall clock is read every
+                64 calls; a stop is seen at once).
+        """
         self._calls += 1
         if self.deterministic:
             self.report(placements / PLACEMENTS_PER_SECOND)
@@ -241,6 +281,12 @@ def tick(placements: int = 1) -> None:
     """Report work to the active budget (if any); raise :class:`OutOfTime` once it expired.
 
     Planners call this once per block placed (or per comparable step) in their inner loops.
+
+    Args:
+        placements: How many placements (or comparable steps) this call stands for.
+
+    Raises:
+        OutOfTime: The active budget has expired or was stopped.
     """
     b = _active.get()
     if b is not None:

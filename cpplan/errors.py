@@ -6,6 +6,8 @@ exit code 2. Anything else escaping a public function is a bug in cpplan.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class CpplanError(Exception):
     """Base of every error cpplan raises on purpose."""
@@ -82,6 +84,6 @@ class CapacityError(CpplanError):
 class PlanError(CpplanError):
     """A plan that does not fit its problem (raised where a valid plan is required)."""
 
-    def __init__(self, message: str, violations: list | None = None) -> None:
+    def __init__(self, message: str, violations: list[Any] | None = None) -> None:
         self.violations = violations or []
         super().__init__(message)

@@ -24,9 +24,14 @@ __all__ = ["Placement", "Plan", "Conflict", "Violation", "check", "ensure_valid"
            "objective_of"]
 
 STATUSES = ("optimal", "feasible", "infeasible", "unknown")
+"""What a plan may say of itself: ``optimal`` (its objective reaches a proven lower bound),
+``feasible``, ``infeasible`` (proven to have no plan) or ``unknown`` (neither a plan nor a
+proof)."""
 
 
 class Placement(NamedTuple):
+    """Where a plan puts one buffer: the ``pool``'s name and the byte ``offset`` in it."""
+
     pool: str
     offset: int
 
@@ -38,6 +43,11 @@ class Conflict:
 
     ``irreducible``: removing any one of them was shown to let the rest fit. ``how`` is
     ``max-load`` (the load at one moment proves it) or ``exact`` (decision probes).
+
+    Args:
+        buffers: The root ids of the buffers that cannot fit together.
+        irreducible: Whether removing any one of them was shown to let the rest fit.
+        how: What proved it: ``max-load`` or ``exact``.
     """
 
     buffers: tuple[str, ...]
@@ -72,6 +82,25 @@ class Plan:
     ``gap = (objective - lower_bound) / objective``. ``status`` is ``optimal`` only when the
     objective equals a proven lower bound. An ``infeasible`` plan has no placements and says why
     in ``explanation``, and in ``conflict`` (when found) the buffers that cannot fit together.
+
+    Plans are made by planners and by :meth:`Plan.build`, which computes the heights and the
+    objective from the placements; nothing checks a plan when it is built (:func:`check` does).
+
+    Args:
+        placements: Buffer id -> its :class:`Placement` (pool and offset). Empty for an
+            ``infeasible`` plan.
+        heights: Pool name -> the height the plan needs there (max of offset + size).
+        planner: The name of the planner that made it.
+        seconds: How long it took.
+        lower_bound: A proven lower bound on the objective, or ``None``.
+        status: ``optimal``, ``feasible``, ``infeasible`` or ``unknown``.
+        objective: ``sum(cost * height)`` over the pools plus the traffic's cost.
+        explanation: Why, for an ``infeasible`` or ``unknown`` plan.
+        stats: The planner's own figures (free-form).
+        conflict: For an ``infeasible`` plan, the buffers that cannot fit together, if found.
+        traffic: Pool name -> bytes moved there per run (where buffers move bytes).
+        traffic_cost: Pool name -> what those bytes cost.
+        fast_share: The share of the bytes moved that the fastest pools serve, or ``None``.
     """
 
     placements: dict[str, Placement]
@@ -82,7 +111,7 @@ class Plan:
     status: str = "feasible"
     objective: int = 0
     explanation: str = ""
-    stats: dict = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
     conflict: Conflict | None = None
     traffic: dict[str, int] = field(default_factory=dict)
     traffic_cost: dict[str, int] = field(default_factory=dict)
@@ -90,6 +119,8 @@ class Plan:
 
     @property
     def gap(self) -> float | None:
+        """``(objective - lower_bound) / objective`` (0 for an objective of 0); ``None`` with no
+        bound or for an ``infeasible`` plan."""
         if self.lower_bound is None or self.status == "infeasible":
             return None
         if self.objective == 0:
@@ -102,9 +133,11 @@ class Plan:
         return sum(self.heights.values())
 
     def offset(self, buffer_id: str) -> int:
+        """The byte offset of buffer ``buffer_id`` (``KeyError`` if it is not placed)."""
         return self.placements[buffer_id].offset
 
     def pool(self, buffer_id: str) -> str:
+        """The pool of buffer ``buffer_id`` (``KeyError`` if it is not placed)."""
         return self.placements[buffer_id].pool
 
     @classmethod
@@ -118,13 +151,29 @@ class Plan:
         lower_bound: int | None = None,
         status: str | None = None,
         explanation: str = "",
-        stats: dict | None = None,
+        stats: dict[str, Any] | None = None,
     ) -> Plan:
         """A plan with heights and objective computed from the placements.
 
         With ``status=None`` the status is ``optimal`` when the objective reaches
         ``lower_bound`` (reaching a proven bound is the proof) and ``feasible`` otherwise.
         It does not check the plan: :func:`ensure_valid` does.
+
+        Args:
+            problem: The problem the placements are for.
+            placements: Buffer id -> :class:`Placement` or ``(pool, offset)``.
+            planner: The planner's name, for the record.
+            seconds: How long it took.
+            lower_bound: A proven lower bound on the objective, or ``None``.
+            status: The status; ``None`` to derive it from ``lower_bound``.
+            explanation: Why, where the status needs one.
+            stats: The planner's own figures.
+
+        Returns:
+            The plan, with heights per pool and the objective (traffic included).
+
+        Raises:
+            ValueError: ``status`` is not one of :data:`STATUSES`.
         """
         # numpy integers from planners become ints (JSON can write them; check accepts them);
         # anything else is kept for check to report.
@@ -153,15 +202,37 @@ class Plan:
     @classmethod
     def infeasible(cls, problem: Problem, explanation: str, *, planner: str = "",
                    seconds: float = 0.0, conflict: Conflict | None = None) -> Plan:
+        """The verdict that ``problem`` has no plan: no placements, status ``infeasible``.
+
+        Args:
+            problem: The problem.
+            explanation: What proves it (a pool's capacity below the max-load, a refuted
+                probe).
+            planner: Who proved it.
+            seconds: How long it took.
+            conflict: The buffers that cannot fit together, if known.
+
+        Returns:
+            The plan, with no placements, heights 0 and status ``infeasible``.
+        """
         return cls({}, {p.name: 0 for p in problem.pools}, planner, seconds, None, "infeasible",
                    0, explanation, conflict=conflict)
 
     def with_record(self, **changes: Any) -> Plan:
+        """A copy with some fields of the record replaced (``status=``, ``seconds=``,
+        ``stats=``...); the placements are not checked again."""
         return replace(self, **changes)
 
     def summary(self) -> str:
         """One line: status, height, lower bound, gap, seconds; the traffic's cost and the share
-        served fast where the traffic costs something or the pools' traffic costs differ."""
+        served fast where the traffic costs something or the pools' traffic costs differ.
+
+        Returns:
+            One line of text, in the form
+            ``STATUS: height H, lower bound L, gap G%, S s [planner]`` (``objective`` and the
+            height per pool with several pools); for an ``infeasible`` plan, its explanation
+            and conflict.
+        """
         if self.status == "infeasible":
             why = "" if self.conflict is None else f"; {self.conflict}"
             return f"infeasible: {self.explanation}{why}"
@@ -188,7 +259,14 @@ class Plan:
 
 @dataclass(frozen=True)
 class Violation:
-    """One way a plan breaks its problem. ``buffers`` names the buffers involved."""
+    """One way a plan breaks its problem. ``buffers`` names the buffers involved.
+
+    Args:
+        kind: ``missing``, ``unknown``, ``pool``, ``alignment``, ``capacity``, ``fixed``,
+            ``alias``, ``overlap``, ``height`` or ``objective``.
+        message: What is wrong, naming the buffers, pools and bytes.
+        buffers: The ids of the buffers involved.
+    """
 
     kind: str  # missing, unknown, pool, alignment, capacity, fixed, alias, overlap, height,
     # objective
@@ -211,6 +289,16 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
     right; and no two buffers from different alias blocks share a byte at a shared moment (a
     buffer in one of its gaps occupies only the gap's window, if any). The
     overlap test is one sweep over time (:mod:`cpplan.sweep`), not a loop over pairs.
+
+    Args:
+        problem: The problem the plan claims to solve.
+        plan: The plan. An ``infeasible`` plan is valid when it places nothing (the checker
+            does not judge the verdict, only the placements).
+        max_overlaps: The most overlapping pairs listed per pool; ``None`` for all.
+
+    Returns:
+        Every :class:`Violation` found, each with its kind, a message and the buffers
+        involved; ``[]`` when the plan is valid.
     """
     out: list[Violation] = []
     if plan.status == "infeasible":
@@ -334,7 +422,7 @@ def _passes(problem: Problem, plan: Plan) -> bool:
     return True
 
 
-def _pool_indexes(problem: Problem, pools: tuple) -> np.ndarray | None:
+def _pool_indexes(problem: Problem, pools: tuple[str, ...]) -> np.ndarray | None:
     """The index of each buffer's pool; None when one is not a pool of the problem."""
     if len(problem.pools) == 1:
         name = problem.pools[0].name
@@ -360,7 +448,7 @@ def _aligned(problem: Problem, off: np.ndarray, pidx: np.ndarray) -> bool:
     return not (off % align).any()
 
 
-def _aliases_kept(problem: Problem, pools: tuple, offs: tuple) -> bool:
+def _aliases_kept(problem: Problem, pools: tuple[str, ...], offs: tuple[int, ...]) -> bool:
     """Every aliased buffer in its root's pool at the root's offset plus its displacement."""
     index = problem.index
     for bid, (root, disp) in problem.root_of.items():
@@ -456,11 +544,23 @@ def _is_int(value: object) -> bool:
 # The last few plans that passed, as (problem, status, placements, heights): a plan checked
 # once and written next (solve, then the file) is not checked twice. Only an equal plan of the
 # very same problem object is a repeat, so the answer is the checker's own.
-_PASSED: list[tuple[weakref.ref, str, dict, dict]] = []
+_PASSED: list[tuple[weakref.ref[Problem], str, dict[str, Placement], dict[str, int]]] = []
 
 
 def ensure_valid(problem: Problem, plan: Plan) -> Plan:
-    """Return ``plan`` if it passes :func:`check`, else raise :class:`PlanError` listing why."""
+    """Return ``plan`` if it passes :func:`check`, else raise :class:`PlanError` listing why.
+
+    Args:
+        problem: The problem the plan claims to solve.
+        plan: The plan.
+
+    Returns:
+        ``plan`` itself.
+
+    Raises:
+        PlanError: The plan breaks the problem; the message gives the first three violations,
+            and ``violations`` all of them (at most 100 overlaps per pool).
+    """
     for ref, status, placements, heights in _PASSED:
         if (ref() is problem and status == plan.status and heights == plan.heights
                 and placements == plan.placements):

@@ -77,6 +77,17 @@ class Pool:
     ``traffic_cost`` a byte a buffer in this pool moves (its :attr:`Buffer.traffic`: cycles or
     energy per byte, fast SRAM cheap, slow DRAM dear). The objective is
     ``sum(cost * height) + sum(traffic * traffic_cost)``; both are non-negative integers.
+
+    Args:
+        name: The pool's name, unique in its problem (``default`` unless given).
+        capacity: The most bytes its height may reach; ``None`` for no bound.
+        alignment: The base alignment: every allocation in the pool starts at a multiple of
+            it (a block's root; an aliased buffer needs only its own alignment).
+        cost: What one byte of the pool's height costs in the objective (>= 0).
+        traffic_cost: What one byte moved by a buffer in this pool costs (>= 0).
+
+    Raises:
+        ProblemError: A field of the wrong type or out of range, naming the pool and the field.
     """
 
     name: str = DEFAULT_POOL
@@ -116,6 +127,12 @@ class Gap:
 
     Built from a :class:`Gap`, a pair ``(start, end)`` or a quadruple ``(start, end, lo, hi)``;
     checked against its buffer by :class:`Buffer` (inside the lifetime, window inside the size).
+
+    Args:
+        start: The first step of the gap.
+        end: The step after its last (half-open, like lifetimes).
+        window: The bytes ``(lo, hi)`` still in use during the gap, relative to the buffer's
+            offset; ``None`` when it uses none.
     """
 
     start: int
@@ -124,10 +141,12 @@ class Gap:
 
     @property
     def lo(self) -> int:
+        """The first byte in use during the gap (0 when none is)."""
         return 0 if self.window is None else self.window[0]
 
     @property
     def hi(self) -> int:
+        """The byte after the last in use during the gap (0 when none is)."""
         return 0 if self.window is None else self.window[1]
 
 
@@ -164,6 +183,25 @@ class Buffer:
     stretches of the lifetime where it occupies only a window of its bytes, or none.
     ``traffic`` is the bytes it moves per run (written and read); what they cost depends on
     the pool it lands in (:attr:`Pool.traffic_cost`).
+
+    Args:
+        id: The buffer's name, unique in its problem (an integer is taken as its decimal
+            string).
+        size: Bytes (>= 0; a zero-size buffer occupies nothing).
+        start: The step it is made at.
+        end: The step after its last use: the lifetime is ``[start, end)``, ``end > start``.
+        alignment: Its offset must be a multiple of this (>= 1).
+        pools: Candidate pool names, first preferred; empty for any pool of the problem. A
+            single string is one pool.
+        offset: A fixed byte offset (a multiple of ``alignment``), or ``None``.
+        hint: A suggested byte offset, or ``None``.
+        gaps: Its gaps, each a :class:`Gap`, ``(start, end)`` or ``(start, end, lo, hi)``.
+        traffic: Bytes it moves per run (>= 0).
+
+    Raises:
+        ProblemError: A field of the wrong type or out of range (a negative size, an empty
+            lifetime, a misaligned offset, a gap outside the lifetime or overlapping another),
+            naming the buffer and the field.
     """
 
     id: str
@@ -269,12 +307,17 @@ class Buffer:
 
     @property
     def lifetime(self) -> tuple[int, int]:
+        """``(start, end)``: the steps ``[start, end)`` it is alive."""
         return self.start, self.end
 
     def pieces(self) -> list[tuple[int, int, int, int]]:
         """What the buffer occupies, as rectangles ``(start, end, lo, hi)`` of steps and bytes
         relative to its offset: ``[0, size)`` over its lifetime outside the gaps, and each
-        gap's window during the gap. Disjoint, in time order; empty ones left out."""
+        gap's window during the gap. Disjoint, in time order; empty ones left out.
+
+        Returns:
+            The rectangles, ``[(start, end, lo, hi), ...]``.
+        """
         out: list[tuple[int, int, int, int]] = []
         t = self.start
         for g in sorted(self.gaps, key=lambda g: g.start):
@@ -289,7 +332,18 @@ class Buffer:
 
 @dataclass(frozen=True, slots=True)
 class Alias:
-    """``buffer`` lives inside ``root`` at byte ``displacement`` (``root`` may be an alias)."""
+    """``buffer`` lives inside ``root`` at byte ``displacement`` (``root`` may be an alias).
+
+    Args:
+        buffer: The id of the buffer that lives inside another (it has no offset of its own).
+        root: The id of the buffer it lives in.
+        displacement: Its first byte's distance from the root's (>= 0, a multiple of
+            ``buffer``'s alignment; ``buffer`` must end within ``root``).
+
+    Raises:
+        ProblemError: An id that is not a string or a negative displacement (the problem checks
+            the rest: unknown ids, cycles, overhangs).
+    """
 
     buffer: str
     root: str
@@ -331,13 +385,27 @@ class Problem:
     """Buffers, pools and aliases; validated when built (raises :class:`ProblemError`).
 
     With no pools given there is one unbounded pool named ``default``.
+
+    Args:
+        buffers: The buffers (any iterable; kept as a tuple).
+        pools: The pools; empty or left out for one unbounded pool named ``default``.
+        aliases: Which buffers live inside which (see the module docstring).
+        name: A name for reports and files.
+        meta: Provenance: how the problem was made (a front end's notes; not validated).
+
+    Raises:
+        ProblemError: The first thing wrong, naming the buffer or pool and the field: a
+            duplicate id or pool name, an unknown candidate pool, an alias that names an
+            unknown buffer, cycles or overhangs its root, a fixed offset beyond its pools'
+            capacities or misaligned for one of them, two fixed buffers that share a byte at a
+            shared moment in a shared pool, or numbers too large for int64 arithmetic.
     """
 
     buffers: tuple[Buffer, ...]
     pools: tuple[Pool, ...] = field(default=(Pool(),))
     aliases: tuple[Alias, ...] = ()
     name: str = ""
-    meta: dict = field(default_factory=dict, hash=False)  # provenance: how it was made
+    meta: dict[str, Any] = field(default_factory=dict, hash=False)  # provenance: how it was made
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "buffers", tuple(self.buffers))
@@ -345,7 +413,7 @@ class Problem:
         object.__setattr__(self, "aliases", tuple(self.aliases))
         self._validate()
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         # The planner's view, kept here by cpplan.blocks.make_blocks, is made again where needed
         # (a problem sent to a cluster's worker is as large as its fields, no more).
         state = dict(self.__dict__)
@@ -360,16 +428,34 @@ class Problem:
 
     @cached_property
     def pool_index(self) -> dict[str, int]:
+        """Pool name -> position in ``pools``."""
         return {p.name: i for i, p in enumerate(self.pools)}
 
     def buffer(self, buffer_id: str) -> Buffer:
+        """The buffer named ``buffer_id``.
+
+        Raises:
+            KeyError: No buffer has that id.
+        """
         return self.buffers[self.index[buffer_id]]
 
     def pool(self, name: str) -> Pool:
+        """The pool named ``name``.
+
+        Raises:
+            KeyError: No pool has that name.
+        """
         return self.pools[self.pool_index[name]]
 
     def candidates(self, buffer: Buffer | str) -> tuple[str, ...]:
-        """Candidate pool names of a buffer, first preferred (all pools when it names none)."""
+        """Candidate pool names of a buffer, first preferred (all pools when it names none).
+
+        Args:
+            buffer: The buffer, or its id.
+
+        Returns:
+            Pool names, first preferred.
+        """
         b = self.buffer(buffer) if isinstance(buffer, str) else buffer
         return b.pools or self._pool_names
 
@@ -426,12 +512,24 @@ class Problem:
 
     @property
     def time_span(self) -> tuple[int, int]:
+        """``(first start, last end)`` over the buffers; ``(0, 0)`` without buffers."""
         if not self.buffers:
             return (0, 0)
         return min(b.start for b in self.buffers), max(b.end for b in self.buffers)
 
     def with_capacity(self, capacities: dict[str, int | None]) -> Problem:
-        """A copy with some pools' capacities replaced (validated again)."""
+        """A copy with some pools' capacities replaced (validated again).
+
+        Args:
+            capacities: Pool name -> its new capacity in bytes (``None``: unbounded).
+
+        Returns:
+            The new problem; this one is unchanged.
+
+        Raises:
+            ProblemError: A pool that is not in the problem, a capacity out of range, or a
+                fixed buffer that no longer fits.
+        """
         unknown = set(capacities) - set(self.pool_index)
         if unknown:
             name = sorted(unknown)[0]
@@ -441,6 +539,12 @@ class Problem:
         return self.replace(pools=pools)
 
     def replace(self, **changes: Any) -> Problem:
+        """A copy with some fields replaced (``buffers=``, ``pools=``, ``aliases=``, ``name=``,
+        ``meta=``), validated again.
+
+        Raises:
+            ProblemError: The new problem is not valid.
+        """
         kw: dict[str, Any] = {"buffers": self.buffers, "pools": self.pools,
                               "aliases": self.aliases, "name": self.name, "meta": self.meta}
         kw.update(changes)

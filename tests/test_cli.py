@@ -428,6 +428,73 @@ def test_ctrl_c_at_any_moment_is_one_line_or_the_best_plan(tmp_path, moment):
         assert proc.returncode == 0 and "interrupted" in out
 
 
+# -- --help of every command, and the front-end options -------------------------------------------
+
+def _commands(group, path=()):
+    """``(path, command)`` of every command and subcommand under ``group``, found by walking it
+    (a command added later is covered with no change here)."""
+    import click
+
+    for name, command in sorted(group.commands.items()):
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+
+
+@pytest.mark.parametrize("path", [(), *(p for p, _ in _commands(main))],
+                         ids=lambda p: " ".join(p) or "cpplan")
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_of_every_command(path, flag):
+    result = CliRunner().invoke(main, [*path, flag], prog_name="cpplan")
+    assert result.exit_code == 0, result.output
+    usage = result.output.splitlines()[0]
+    assert usage.startswith(" ".join(("Usage: cpplan", *path)) + " "), usage
+    assert "Traceback" not in result.output
+
+
+def test_every_command_is_covered_by_the_help_test():
+    assert {p[0] for p, _ in _commands(main)} >= {
+        "info", "check", "convert", "solve", "planners", "grade", "plot", "extract", "tflm",
+        "executorch"}
+
+
+def test_every_front_end_option_has_one_flag():
+    from dataclasses import fields
+
+    from cpplan.cli.frontend import FLAGS
+    from cpplan.graph.options import KINDS, TAKES, FrontEndOptions
+
+    assert list(FLAGS) == [f.name for f in fields(FrontEndOptions)]
+    assert set(TAKES) == set(KINDS) and TAKES["onnx"] == set(FLAGS)
+    assert FrontEndOptions().given() == ()
+
+
+@pytest.mark.parametrize("model,args,contains", [
+    # A .pt2 refuses every ONNX option it is given, --input-shape included, and --traffic.
+    ("m.pt2", ["--in-place", "--input-shape", "x=1,2", "--traffic", "a=1"],
+     ("--in-place and --input-shape are for ONNX models only", "--traffic is for ONNX and "
+      ".tflite models", "a .pt2 is planned as ExecuTorch plans it")),
+    ("m.pt2", ["--dim", "batch=1"], ("--dim is for ONNX models and torchvision training steps",)),
+    ("m.tflite", ["--alignment", "8", "--no-views"],
+     ("--no-views is for ONNX models only", "--alignment is for ONNX models, .pt2 programs "
+      "and torchvision training steps", "TFLite Micro")),
+    ("torchvision:resnet18", ["--training", "--input-shape", "x=1", "--traffic", "a=1"],
+     ("--input-shape is for ONNX models only", "--traffic is for ONNX and .tflite models",
+      "a training step is traced")),
+])
+def test_front_end_options_a_model_does_not_take(tmp_path, model, args, contains):
+    """Refused before any work (no model file needed), naming what was given."""
+    assert_user_error(run("extract", model, "-o", tmp_path / "p.json", *args), contains=contains)
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_executorch_takes_the_shared_alignment(tmp_path):
+    assert_user_error(run("executorch", "m.pt2", "-o", tmp_path / "m.pte", "--alignment", "0"),
+                      contains=("--alignment must be a positive number of bytes",))
+    assert_user_error(run("executorch", "m.pt2", "-o", tmp_path / "m.pte", "--in-place"),
+                      contains=("No such option", "--in-place"))
+
+
 # -- memory tiers ---------------------------------------------------------------------------------
 
 def test_memories_on_solve_check_and_plot(tmp_path):

@@ -39,6 +39,11 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     client.execute()
     errors = [o for c in book.cells for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
+    # what a reader sees on stderr: no log lines of the libraries below (cpuinfo's probe, torch)
+    noise = [line for c in book.cells for o in c.get("outputs", [])
+             if o.output_type == "stream" and o.name == "stderr"
+             for line in o.text.splitlines() if line.startswith(("[cpuinfo", "W1", "I1"))]
+    assert not noise, f"{path.name} prints library logs: {noise[:3]}"
     images = [o for c in book.cells for o in c.get("outputs", [])
               if "image/png" in o.get("data", {})]
     assert images, f"{path.name} drew no picture"

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpplan import Alias, Buffer, Placement, Plan, PlanError, Pool, Problem, check, ensure_valid
+from cpplan.problem import MAX_VALUE
 from cpplan.sweep import find_overlaps, first_overlap
 from tests.strategies import (
     BREAKS,
@@ -174,6 +175,27 @@ def test_wrong_recorded_height():
     assert [v.kind for v in check(TWO, lying)] == ["height"]
 
 
+def test_heights_and_objective_that_lie_together_are_caught():
+    # (the recorded objective agrees with the recorded height: only the height test can tell)
+    plan = Plan.build(TWO, {"a": ("default", 0), "b": ("default", 64)})
+    lying = plan.with_record(heights={"default": 64}, objective=64)
+    assert [v.kind for v in check(TWO, lying)] == ["height"]
+
+
+def test_an_offset_of_exactly_two_to_the_62_is_beyond_any_arena():
+    p = Problem((Buffer("a", 64, 0, 4), Buffer("b", 32, 2, 6)))
+    v = check(p, Plan.build(p, {"a": ("default", 0), "b": ("default", MAX_VALUE)}))[0]
+    assert v.kind == "capacity" and v.buffers == ("b",) and "2**62" in v.message
+    assert kinds(p, {"a": ("default", 0), "b": ("default", MAX_VALUE - 64)}) == []
+
+
+def test_a_buffer_that_overlaps_another_before_and_after_its_gap_is_one_violation():
+    p = Problem((Buffer("a", 64, 0, 10, gaps=((4, 6),)), Buffer("b", 64, 0, 10)))
+    (v,) = check(p, Plan.build(p, {"a": ("default", 0), "b": ("default", 0)}))
+    assert v.kind == "overlap" and v.buffers == ("a", "b")
+    assert kinds(p, {"a": ("default", 0), "b": ("default", 64)}) == []
+
+
 def test_members_of_one_block_may_overlap_but_not_other_blocks():
     p = Problem((Buffer("x", 32, 0, 3), Buffer("y", 32, 1, 4), Buffer("z", 8, 2, 5)),
                 aliases=(Alias("y", "x"),))
@@ -206,6 +228,28 @@ def test_sweep_on_rectangles():
     assert find_overlaps([(0, 2, 0, 8, 0), (0, 2, 0, 8, 0)]) == []  # same group
     assert find_overlaps([(0, 2, 4, 4, 0), (0, 2, 0, 8, 1)]) == []  # empty
     assert first_overlap([(0, 5, 0, 8, 0), (1, 2, 8, 16, 1), (3, 4, 4, 12, 2)]) is not None
+
+
+def test_touching_a_rectangle_that_already_overlaps_is_no_overlap():
+    # b overlaps a when it starts (the sweep keeps it aside); then r touches b's top or bottom,
+    # meeting nothing else, or also overlapping f (the sweep's two paths)
+    top, bottom = (0, 9, 0, 8, 0), (0, 9, 10, 20, 0)
+    b = (1, 9, 4, 12, 1)
+    assert find_overlaps([top, b, (2, 9, 12, 20, 2)]) == [(0, 1)]
+    assert find_overlaps([bottom, b, (2, 9, 0, 4, 2)]) == [(0, 1)]
+    assert sorted(find_overlaps([top, b, (0, 9, 14, 16, 2), (2, 9, 12, 20, 3)])) == [(0, 1), (2, 3)]
+    assert sorted(find_overlaps([bottom, b, (0, 9, -4, -2, 2), (2, 9, -6, 4, 3)])) == [(0, 1),
+                                                                                     (2, 3)]
+    assert sorted(find_overlaps([top, b, (2, 9, 8, 20, 2)])) == [(0, 1), (1, 2)]
+
+
+def test_the_limit_is_the_number_of_pairs_returned():
+    rects = [(0, 2, 0, 8, i) for i in range(4)]
+    assert len(find_overlaps(rects)) == 6
+    assert [len(find_overlaps(rects, limit=k)) for k in (1, 2, 5)] == [1, 2, 5]
+    p = Problem(tuple(Buffer(f"b{i}", 8, 0, 2) for i in range(4)))
+    plan = Plan.build(p, {f"b{i}": ("default", 0) for i in range(4)})
+    assert len(check(p, plan, max_overlaps=2)) == 2
 
 
 rects = st.lists(st.tuples(st.integers(0, 8), st.integers(1, 4), st.integers(0, 24),
@@ -315,3 +359,12 @@ def test_a_plan_that_misstates_its_objective_is_caught():
 def test_plans_without_traffic_report_none():
     plan = Plan.build(TWO, {"a": ("default", 0), "b": ("default", 64)})
     assert plan.traffic == {} and plan.fast_share is None and "traffic" not in plan.summary()
+
+
+def test_no_share_served_fast_where_every_pool_costs_the_same():
+    p = Problem((Buffer("a", 64, 0, 4, traffic=128), Buffer("b", 32, 2, 6, traffic=64)),
+                (Pool("sram", traffic_cost=2), Pool("dram", traffic_cost=2)))
+    plan = Plan.build(p, {"a": ("sram", 0), "b": ("dram", 0)})
+    assert plan.traffic == {"sram": 128, "dram": 64} and plan.fast_share is None
+    cheaper = p.replace(pools=(Pool("sram", traffic_cost=1), Pool("dram", traffic_cost=2)))
+    assert Plan.build(cheaper, {"a": ("sram", 0), "b": ("dram", 0)}).fast_share == 128 / 192

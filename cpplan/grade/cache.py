@@ -26,6 +26,9 @@ def problem_key(problem: Problem) -> str:
 
     The name and provenance (``meta``) do not count: the same problem under two names is
     solved once.
+
+    Returns:
+        32 lower-case hex digits.
     """
     from ..io.native import problem_to_dict
 
@@ -73,7 +76,16 @@ def store(cache_dir: Path, key: str, ref: Reference, problem: Problem, plan: Pla
 
 
 def cached_plan(problem: Problem, cache_dir: str | Path | None = None) -> Plan | None:
-    """The reference plan kept in the cache for ``problem`` (checked), or ``None``."""
+    """The reference plan kept in the cache for ``problem`` (checked), or ``None``.
+
+    Args:
+        problem: The problem.
+        cache_dir: The cache folder; ``None`` for :func:`default_cache_dir`.
+
+    Returns:
+        The plan a grading run's reference solve found for a problem of the same content, if
+        it is in the cache and passes the checker; ``None`` otherwise.
+    """
     from ..io import read_plan
 
     cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()

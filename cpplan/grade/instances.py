@@ -16,7 +16,17 @@ PLAN_SUFFIXES = PLAN_ONLY_SUFFIXES + PROBLEM_SUFFIXES  # tried in this order
 def find_instances(paths: Iterable[str | Path]) -> list[Path]:
     """Problem files named by ``paths``: files as given, directories searched recursively for
     ``.json`` and ``.csv`` files (sorted; ``*.plan.*`` files and hidden folders such as the cache
-    skipped). A missing path is an error."""
+    skipped). A missing path is an error.
+
+    Args:
+        paths: Files and folders.
+
+    Returns:
+        The problem files, in the order given (each folder's sorted).
+
+    Raises:
+        CpplanError: A path that does not exist, or a folder with no problem files.
+    """
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():

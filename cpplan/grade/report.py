@@ -18,7 +18,22 @@ from .results import InstanceReport, Reference
 @dataclass(frozen=True)
 class PlannerSummary:
     """One planner over all instances: geometric means and worst of its ratios, wins, and how
-    often it was optimal or failed."""
+    often it was optimal or failed.
+
+    Args:
+        planner: The planner's label.
+        solved: Instances where its plan was valid.
+        instances: Instances graded.
+        geomean_best: Geometric mean of ``height / best known`` over the instances it solved.
+        worst_best: The largest ``height / best known``.
+        worst_instance: Where that was.
+        geomean_bound: Geometric mean of ``height / lower bound``.
+        optimal: Instances where it reached the proven lower bound.
+        wins: Instances where no graded planner did better (ties all win).
+        failures: Outcome (``invalid``, ``capacity``, ``error``, ``missing``, ``timeout``) ->
+            how many instances.
+        seconds: Its time, summed over the instances.
+    """
 
     planner: str
     solved: int
@@ -42,7 +57,15 @@ def geomean(values: list[float | None]) -> float | None:
 @dataclass(frozen=True)
 class Report:
     """The grade of ``planners`` over ``instances``; render with :meth:`to_markdown`,
-    :meth:`to_csv` or :meth:`to_json`."""
+    :meth:`to_csv` or :meth:`to_json`.
+
+    Args:
+        instances: One :class:`~cpplan.grade.results.InstanceReport` per instance.
+        planners: The planners' labels, in the order given.
+        time_limit: The reference solve's seconds per instance.
+        engine: The reference's engine (``solve``, or ``none`` without a reference).
+        seconds: The run's wall time.
+    """
 
     instances: tuple[InstanceReport, ...]
     planners: tuple[str, ...]
@@ -52,14 +75,21 @@ class Report:
 
     @property
     def graded(self) -> list[InstanceReport]:
+        """The instances that could be graded."""
         return [i for i in self.instances if not i.error]
 
     @property
     def failed(self) -> list[InstanceReport]:
+        """The instances that could not be graded (unreadable, crashed): ``error`` says why."""
         return [i for i in self.instances if i.error]
 
     def summary(self) -> list[PlannerSummary]:
-        """Per planner, best first (lowest geometric mean against the best known)."""
+        """Per planner, best first (lowest geometric mean against the best known).
+
+        Returns:
+            One :class:`PlannerSummary` per planner, the most instances solved first, then the
+            lowest geometric mean of ``height / best known``.
+        """
         out = []
         graded = self.graded
         for name in self.planners:
@@ -88,7 +118,14 @@ class Report:
                                           s.geomean_best if s.geomean_best is not None else 0.0))
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per (instance, planner), for CSV and data frames."""
+        """One row per (instance, planner), for CSV and data frames.
+
+        Returns:
+            Dicts with ``instance``, ``buffers``, ``planner``, ``outcome``, ``height``,
+            ``lower_bound``, ``best_known``, ``ratio_bound``, ``ratio_best``, ``optimal``,
+            ``seconds`` and ``message``; an instance that failed is one row with its
+            ``message``.
+        """
         out: list[dict[str, Any]] = []
         for inst in self.instances:
             if inst.error:
@@ -109,6 +146,7 @@ class Report:
         return out
 
     def to_csv(self) -> str:
+        """:meth:`rows` as CSV text, with a header line (empty cells for ``None``)."""
         cols = ["instance", "buffers", "planner", "outcome", "height", "lower_bound",
                 "best_known", "ratio_bound", "ratio_best", "optimal", "seconds", "message"]
         buf = io.StringIO()
@@ -119,6 +157,8 @@ class Report:
         return buf.getvalue()
 
     def to_json(self) -> str:
+        """The whole report as JSON text (``"format": "cpplan-grade"``): the summary, and per
+        instance its bound, best known, reference and results."""
         def ref(r: Reference | None) -> dict | None:
             return None if r is None else asdict(r)
 
@@ -138,6 +178,8 @@ class Report:
         return json.dumps(data, indent=1, default=_json_default) + "\n"
 
     def to_markdown(self) -> str:
+        """The report as a markdown page (:mod:`cpplan.grade.markdown`): the summary table,
+        then one row per instance."""
         from .markdown import markdown
 
         return markdown(self)

@@ -7,6 +7,9 @@ import math
 from dataclasses import dataclass, field
 
 OUTCOMES = ("ok", "invalid", "capacity", "error", "missing", "timeout")
+"""What became of a planner on an instance: a valid plan (``ok``), a plan that breaks the
+problem (``invalid``), a :class:`~cpplan.errors.CapacityError` (``capacity``), another error
+(``error``), no plan file (``missing``, for ``plans:DIR``), or interrupted (``timeout``)."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +74,19 @@ class InstanceReport:
         return None
 
     def result(self, planner: str) -> Result | None:
+        """The result of the planner labelled ``planner``, if it was graded here."""
         return next((r for r in self.results if r.planner == planner), None)
 
     def ratio_bound(self, r: Result) -> float | None:
+        """``height / lower bound`` of a valid result; ``None`` otherwise."""
         return ratio(r.objective, self.lower_bound) if r.outcome == "ok" else None
 
     def ratio_best(self, r: Result) -> float | None:
+        """``height / best known`` of a valid result; ``None`` otherwise."""
         return ratio(r.objective, self.best_known) if r.outcome == "ok" else None
 
     def optimal(self, r: Result) -> bool:
+        """Whether a valid result reaches the proven lower bound."""
         return (r.outcome == "ok" and self.lower_bound is not None
                 and r.objective is not None and r.objective <= self.lower_bound)
 

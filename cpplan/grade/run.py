@@ -37,6 +37,29 @@ def grade(
     ``progress(done, total, instance_report)`` is called as each instance finishes.
     ``cache_dir=None`` disables the cache. ``planner_time_limit`` (seconds, None: none)
     interrupts a planner that runs longer; its cell says ``timeout``.
+
+    Args:
+        instances: Problem files, and folders searched for them (:func:`find_instances`).
+        planners: Planner specs (:func:`parse_planner`: a registered name,
+            ``module:function``, ``file.py:function``, ``plans:DIR``, each with an optional
+            ``label=``); ``None`` or empty for every registered replica.
+        time_limit: Seconds for the reference solve of each instance; 0 skips it (the bound
+            is then the max-load).
+        jobs: Instances graded at once, each in a process of its own when more than 1.
+        cache_dir: The folder of cached references; ``None`` for no cache.
+        progress: Called as ``progress(done, total, instance_report)`` after each instance.
+        planner_time_limit: Seconds after which a planner is interrupted (``timeout``);
+            ``None`` for none.
+        cluster: A Dask scheduler address or ``distributed.Client``; ``None`` to run here.
+
+    Returns:
+        The :class:`~cpplan.grade.report.Report`, with one :class:`InstanceReport` per instance, in
+        the order found, every plan checked again.
+
+    Raises:
+        CpplanError: A missing path, a folder with no problem files, an unknown planner, a
+            user function that cannot be imported, or a planner given twice under one label.
+            A planner that fails on an instance does not raise: its cell records the failure.
     """
     started = time.perf_counter()
     paths = find_instances(instances)

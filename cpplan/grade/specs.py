@@ -24,7 +24,13 @@ from ..problem import Problem
 @dataclass(frozen=True)
 class PlannerSpec:
     """A planner to grade: ``kind`` is ``builtin`` (a registered name), ``function``
-    (``module:function`` or ``file.py:function``) or ``plans`` (a directory of plan files)."""
+    (``module:function`` or ``file.py:function``) or ``plans`` (a directory of plan files).
+
+    Args:
+        label: Its name in the tables.
+        kind: ``builtin``, ``function`` or ``plans``.
+        target: The registered name, ``module:function``, or the plan directory.
+    """
 
     label: str
     kind: str
@@ -39,6 +45,23 @@ def parse_planner(text: str) -> PlannerSpec:
 
     ``label=target`` names the planner in the tables. A user function is imported here, so a
     typo fails at once rather than in every instance.
+
+    Args:
+        text: ``[label=]NAME``, ``[label=]module:function``, ``[label=]path/file.py:function``
+            or ``[label=]plans:DIR``.
+
+    Returns:
+        The spec; its label defaults to the target (for a plan directory, the folder's name).
+
+    Raises:
+        CpplanError: An empty spec, a missing plan directory, an unknown planner (naming the
+            known ones), or a user function that cannot be imported.
+
+    Examples:
+        >>> parse_planner("tflite-arena")
+        PlannerSpec(label='tflite-arena', kind='builtin', target='tflite-arena')
+        >>> parse_planner("mine=cpplan.planners.fit:best_fit").label
+        'mine'
     """
     from ..planners import names
 
@@ -66,7 +89,8 @@ def parse_planner(text: str) -> PlannerSpec:
 
 
 def default_planners() -> list[PlannerSpec]:
-    """Every registered replica of a production allocator."""
+    """Every registered replica of a production allocator, as specs (what :func:`grade` grades
+    when given no planners)."""
     from ..planners import names
 
     return [PlannerSpec(n, "builtin", n) for n in names("replica")]
@@ -87,7 +111,20 @@ def user_source(spec: PlannerSpec) -> str | None:
 
 def load_function(target: str, source: str | None = None) -> Callable[[Problem], Any]:
     """The function named ``module:function`` or ``path/to/file.py:function``; with ``source``,
-    the file's text is run instead of reading the file (as a worker of a cluster does)."""
+    the file's text is run instead of reading the file (as a worker of a cluster does).
+
+    Args:
+        target: ``module:function`` (imported; the current folder counts, as for
+            ``python -m``) or ``path/to/file.py:function``.
+        source: The file's text, to run instead of reading the file.
+
+    Returns:
+        The function.
+
+    Raises:
+        CpplanError: No ``:``, no such file, a module that fails to import (with the error in
+            one line), or no such function in it.
+    """
     where, _, fname = target.rpartition(":")
     if not where or not fname:
         raise CpplanError(f"planner {target!r}: expected module:function")
@@ -141,6 +178,21 @@ def as_plan(problem: Problem, result: object, *, planner: str = "",
     ``result`` is a :class:`Plan` or a mapping ``id -> offset`` (in the buffer's first candidate
     pool) or ``id -> (pool, offset)``. Aliased buffers missing from the mapping follow their
     root. Raises :class:`PlanError` (listing violations) if the plan breaks the problem.
+
+    Args:
+        problem: The problem the allocator was given.
+        result: What it returned.
+        planner: Its label, for the plan and the errors.
+        lower_bound: The instance's lower bound, for the plan's status.
+        seconds: How long it took.
+
+    Returns:
+        The checked plan.
+
+    Raises:
+        PlanError: ``result`` is neither a plan nor such a mapping, an ``infeasible`` plan, a
+            placement that is not an offset or ``(pool, offset)``, or a plan that breaks the
+            problem (its first violation, and how many more).
     """
     if isinstance(result, Plan):
         if result.status == "infeasible":

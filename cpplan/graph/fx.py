@@ -50,7 +50,7 @@ from .ir import Graph, element_bytes
 from .to_problem import to_problem
 
 __all__ = ["graph_from_fx", "trace_training_step", "training_graph", "training_problem",
-           "TRAINING_MODELS"]
+           "training_settings", "TRAINING_MODELS"]
 
 #: The torchvision networks of the training family, with the batch and square resolution their
 #: training step is traced at (weights=None; each traces in seconds). Buffer counts do not depend
@@ -272,7 +272,10 @@ def trace_training_step(model: Any, images: Any, labels: Any) -> tuple[Any, list
     return gm, phs[:n_const]
 
 
-def _settings(arch: str, batch: int | None, resolution: int | None) -> tuple[int, int]:
+def training_settings(arch: str, batch: int | None = None, resolution: int | None = None
+                      ) -> tuple[int, int]:
+    """The batch and resolution a training step of ``arch`` is traced at: those given, else
+    its defaults in :data:`TRAINING_MODELS` (2 images of 224 x 224 for a network not there)."""
     default = TRAINING_MODELS.get(arch, (2, 224))
     return (default[0] if batch is None else batch,
             default[1] if resolution is None else resolution)
@@ -287,7 +290,7 @@ def training_graph(arch: str, *, batch: int | None = None, resolution: int | Non
         import torchvision
     except ImportError:
         raise missing_extra("tracing a torchvision network", "torchvision", "exports") from None
-    batch, resolution = _settings(arch, batch, resolution)
+    batch, resolution = training_settings(arch, batch, resolution)
     if batch < 1 or resolution < 1:
         raise CpplanError(f"batch and resolution must be >= 1, got {batch}, {resolution}")
     try:
@@ -311,7 +314,7 @@ def training_problem(arch: str, *, batch: int | None = None, resolution: int | N
     torch = _torch()
     import torchvision
 
-    batch, resolution = _settings(arch, batch, resolution)
+    batch, resolution = training_settings(arch, batch, resolution)
     graph = training_graph(arch, batch=batch, resolution=resolution, num_classes=num_classes)
     source = {"model": f"torchvision.models.get_model({arch!r}, weights=None, "
                        f"num_classes={num_classes})",
@@ -324,36 +327,3 @@ def training_problem(arch: str, *, batch: int | None = None, resolution: int | N
     return to_problem(graph, inputs_in_arena=True, alignment=alignment, source=source,
                       command=command)
 
-
-def extract_cli(model: str, output: str, *, dims: dict[str, int], alignment: int | None,
-                other_flags: bool = False) -> list[str]:
-    """``cpplan extract torchvision:ARCH --training``: trace one training step of ``ARCH``
-    (``dims``: ``batch`` and ``resolution`` from ``--dim``, defaults in
-    :data:`TRAINING_MODELS`), write its problem, return the lines to print."""
-    import shlex
-
-    from ..io import check_output, write_problem
-    from .to_problem import describe
-
-    arch = model.partition(":")[2]
-    if not arch:
-        raise CpplanError(f"{model}: expected torchvision:ARCH, e.g. torchvision:resnet50")
-    if other_flags:
-        raise CpplanError("--in-place, --concat-in-place, --no-views, --inputs-in-arena and "
-                          "--input-shape are for ONNX models; a training step is traced with "
-                          "views folded and its inputs in the arena")
-    extra = sorted(set(dims) - {"batch", "resolution"})
-    if extra:
-        raise CpplanError(f"--dim {extra[0]}: a training step knows batch and resolution only")
-    alignment = 1 if alignment is None else alignment
-    if alignment < 1:
-        raise CpplanError(f"--alignment must be a positive number of bytes, got {alignment}")
-    check_output(output)
-    batch, resolution = _settings(arch, dims.get("batch"), dims.get("resolution"))
-    command = shlex.join(["cpplan", "extract", model, "--training", "-o", output, "--dim",
-                          f"batch={batch}", "--dim", f"resolution={resolution}"]
-                         + ([] if alignment == 1 else ["--alignment", str(alignment)]))
-    problem = training_problem(arch, batch=batch, resolution=resolution, alignment=alignment,
-                               command=command)
-    write_problem(problem, output)
-    return [f"wrote {output}: " + "\n".join(describe(problem))]

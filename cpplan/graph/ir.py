@@ -170,7 +170,19 @@ class Graph:
         return tensor.name
 
     def add_input(self, name: str, shape: Sequence[int], dtype: str = "float32") -> str:
-        """A graph input (filled by the caller before the run); returns its name."""
+        """A graph input (filled by the caller before the run); returns its name.
+
+        Args:
+            name: The tensor's name, unique in the graph.
+            shape: Its static shape.
+            dtype: Its element type (``float32``, ``int8``, ``float16x4``...).
+
+        Returns:
+            ``name``.
+
+        Raises:
+            ProblemError: A name defined already, a negative dimension or an unknown dtype.
+        """
         return self._define(Tensor(name, tuple(shape), dtype, "input"))
 
     def add_constant(self, name: str, shape: Sequence[int], dtype: str = "float32", *,
@@ -178,7 +190,15 @@ class Graph:
         """A constant (weights): read-only, never planned; returns its name.
 
         ``derived_from`` names the constants it is computed from before the run (a folded
-        operator): the constants figure then counts those, not it, so weights count once."""
+        operator): the constants figure then counts those, not it, so weights count once.
+
+        Returns:
+            ``name``.
+
+        Raises:
+            ProblemError: A name defined already, a ``derived_from`` that is not a constant of
+                the graph, a negative dimension or an unknown dtype.
+        """
         parents = tuple(derived_from)
         for p in parents:
             if self.tensors.get(p) is None or self.tensors[p].role != "constant":
@@ -232,6 +252,24 @@ class Graph:
 
         ``outputs`` are ``(name, shape[, dtype])`` tuples (dtype defaults to float32) or
         :class:`Tensor` objects. Every input must already exist; errors name the operator.
+
+        Args:
+            op_type: What it computes (``Conv``, ``Relu``...), for reports.
+            inputs: The names of the tensors it reads, each defined already.
+            outputs: The tensors it makes.
+            name: A unique operator name; default ``<op_type>_<index>``.
+            inplace: Indices of inputs whose bytes output 0 may overwrite.
+            view: Output 0 is input 0 under another shape (no copy).
+            concat_axis: It concatenates its inputs along this axis.
+            workspace: Byte sizes of scratch buffers it needs during its step.
+
+        Returns:
+            The operator, appended to the schedule.
+
+        Raises:
+            ProblemError: A duplicate operator or tensor name, an input not defined yet, no
+                inputs and no outputs, an ``inplace`` index out of range, a view without an
+                input, a concat axis beyond the output's rank, or a negative workspace.
         """
         name = name or f"{op_type}_{len(self.operators)}"
         if name in self._op_names:
@@ -286,7 +324,11 @@ class Graph:
         return op
 
     def mark_output(self, *names: str) -> None:
-        """Mark tensors as graph outputs (they live until the end of the run)."""
+        """Mark tensors as graph outputs (they live until the end of the run).
+
+        Raises:
+            ProblemError: A name that is not a tensor of the graph.
+        """
         for n in names:
             if n not in self.tensors:
                 raise ProblemError(f"graph output {n!r} is not a tensor of the graph",
@@ -296,6 +338,8 @@ class Graph:
 
     # -- views ----------------------------------------------------------------------------------
     def tensors_with_role(self, role: str) -> list[Tensor]:
+        """The tensors of one role (``activation``, ``input``, ``constant``), in definition
+        order."""
         return [t for t in self.tensors.values() if t.role == role]
 
     def dag(self) -> nx.MultiDiGraph:

@@ -36,11 +36,20 @@ class Liveness:
     inputs_in_arena: bool
 
     def lifetime(self, tensor: str) -> tuple[int, int]:
+        """``(start, end)`` of a planned tensor."""
         return self.start[tensor], self.end[tensor]
 
 
 def liveness(graph: Graph, *, inputs_in_arena: bool = False) -> Liveness:
-    """Lifetimes of the activations and inputs of ``graph`` (semantics in the module docstring)."""
+    """Lifetimes of the activations and inputs of ``graph`` (semantics in the module docstring).
+
+    Args:
+        graph: The graph, in schedule order.
+        inputs_in_arena: Inputs live until their last use (default: the whole run).
+
+    Returns:
+        The lifetimes, half-open, in schedule steps.
+    """
     steps = max(len(graph.operators), 1)
     last: dict[str, int] = {}
     for i, op in enumerate(graph.operators):  # the one sweep: the last reader wins

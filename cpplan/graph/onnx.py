@@ -237,6 +237,22 @@ def load_onnx(path: str | Path, *, dims: Mapping[str, int] | None = None,
     weights' external data file is there or not: weights are never read.
     Raises :class:`FormatError` for an unreadable file and :class:`ProblemError` naming the node
     for control flow or a shape that stays unknown, or naming every input dimension missing.
+
+    Args:
+        path: The ``.onnx`` file.
+        dims: Values of symbolic dimensions, by name.
+        input_shapes: Whole shapes of graph inputs, by input name.
+        name: The graph's name (default: the file's name without extension).
+
+    Returns:
+        The graph in schedule order, every tensor with a static shape.
+
+    Raises:
+        CpplanError: The ``onnx`` package is not installed (the ``onnx`` extra).
+        FormatError: A missing, truncated or corrupt file.
+        ProblemError: Control flow, an operator without shape inference, a dimension or
+            input shape that is not a non-negative integer, input dimensions left unknown (all
+            named), or a shape that stays unknown (naming the node).
     """
     from .onnx_contrib import CONTRIB_SHAPES
     from .onnx_dims import apply_dims
@@ -435,7 +451,30 @@ def extract_onnx(
     """The :class:`cpplan.Problem` of an ONNX model: :func:`load_onnx` then
     :func:`cpplan.graph.to_problem`, with the model's provenance (path, size, sha256, onnx
     version, ``dims``) in ``meta["source"]`` unless ``source`` is given. Every buffer's
-    ``traffic`` is what :mod:`cpplan.graph.traffic` counts, or what ``traffic`` states."""
+    ``traffic`` is what :mod:`cpplan.graph.traffic` counts, or what ``traffic`` states.
+
+    Args:
+        path: The ``.onnx`` file.
+        dims: As for :func:`load_onnx`.
+        input_shapes: As for :func:`load_onnx`.
+        inputs_in_arena: As for :func:`~cpplan.graph.to_problem`.
+        in_place: As for :func:`~cpplan.graph.to_problem`.
+        concat_in_place: As for :func:`~cpplan.graph.to_problem`.
+        views: As for :func:`~cpplan.graph.to_problem`.
+        alignment: Every buffer's alignment.
+        name: The problem's name (default: the file's).
+        source: Provenance for ``meta["source"]`` (default: the file's path, size, sha256).
+        command: The command that regenerates the problem.
+        traffic: Buffer id -> bytes moved per run, in place of the count.
+
+    Returns:
+        The problem (see :func:`~cpplan.graph.to_problem`).
+
+    Raises:
+        CpplanError: The ``onnx`` package is not installed.
+        FormatError: As for :func:`load_onnx`.
+        ProblemError: As for :func:`load_onnx` and :func:`~cpplan.graph.to_problem`.
+    """
     from .to_problem import to_problem
 
     graph = load_onnx(path, dims=dims, input_shapes=input_shapes, name=name)

@@ -59,6 +59,29 @@ def to_problem(
     ``traffic`` maps buffer ids (tensor names, ``<operator>:workspace<k>``) to the bytes they
     move per run, in place of what :mod:`cpplan.graph.traffic` counts.
     ``source`` and ``command`` go to ``meta`` as provenance; ``meta`` adds further entries.
+
+    Args:
+        graph: The graph, in schedule order.
+        inputs_in_arena: Graph inputs in ``arena``, alive until their last use (default: a
+            pool ``inputs`` of their own, alive for the whole run).
+        in_place: Element-wise operators write over an input that dies there.
+        concat_in_place: Concatenations are written in place: their inputs become slices of
+            the output.
+        views: Reshapes and other views are aliases of their input.
+        alignment: Every buffer's alignment.
+        name: The problem's name (default: the graph's).
+        source: Provenance, for ``meta["source"]``.
+        command: The command that regenerates the problem, for ``meta["command"]``.
+        meta: Further ``meta`` entries.
+        traffic: Buffer id -> bytes moved per run, in place of the count.
+
+    Returns:
+        The problem, with pools ``arena`` (and ``inputs``), one buffer per activation, input and
+        workspace, the rewrites as aliases, and what was done in ``meta``.
+
+    Raises:
+        ProblemError: An alignment that is not a positive integer, or a ``traffic`` entry for
+            a buffer the problem does not have.
     """
     from .. import __version__
 

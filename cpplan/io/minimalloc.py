@@ -203,6 +203,21 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
 
     With ``fixed_offsets`` the ``offset`` cells become the buffers' fixed offsets (in the pool of
     their ``pool`` cell, if any), as MiniMalloc reads a problem; otherwise they are only returned.
+
+    Args:
+        text: The CSV text.
+        source: The file named in errors.
+        name: The problem's name.
+        fixed_offsets: Whether ``offset`` cells fix the buffers' offsets.
+
+    Returns:
+        The problem, and buffer id -> ``(pool cell or None, offset)`` for the lines with an
+        offset cell (empty when the file has none).
+
+    Raises:
+        FormatError: A missing or duplicate column, a line with more cells than the header, a
+            cell that is not an integer, a malformed gap, naming the line and the field.
+        ProblemError: A problem that is not valid, naming the line and the field.
     """
     fast = _plain(text, name)
     if fast is not None:
@@ -261,7 +276,13 @@ def parse_problem(text: str, *, source: str = "<csv>", name: str = "",
 
 
 def read_problem(path: str | Path) -> Problem:
-    """Problem from a MiniMalloc CSV file; an ``offset`` column fixes those offsets."""
+    """Problem from a MiniMalloc CSV file; an ``offset`` column fixes those offsets.
+
+    Raises:
+        FormatError: A missing file, or a line that is not MiniMalloc's CSV (see
+            :func:`parse_problem`).
+        ProblemError: A problem that is not valid, naming the line and the field.
+    """
     path = Path(path)
     text = read_text(path)
     return parse_problem(text, source=str(path), name=path.stem, fixed_offsets=True)[0]
@@ -271,6 +292,10 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
     """The plan in a MiniMalloc solution CSV (its ``offset`` column), for ``problem``.
 
     Lines must name the problem's buffers; the plan is not checked here (see ``cpplan.check``).
+
+    Raises:
+        FormatError: No ``offset`` column, an empty offset cell, a duplicate id or one the
+            problem does not have, naming the line.
     """
     path = Path(path)
     text = read_text(path)
@@ -300,6 +325,9 @@ def read_plan(path: str | Path, problem: Problem) -> Plan:
 
 
 def problem_to_csv(problem: Problem) -> str:
+    """``problem``'s buffers as MiniMalloc CSV: ``id,lower,upper,size``, then ``alignment``,
+    ``hint``, ``gaps`` and ``traffic`` where some buffer needs them. Not checked for what CSV
+    cannot hold (:func:`write_problem` is)."""
     out = io.StringIO()
     extra = []
     if any(b.alignment != 1 for b in problem.buffers):
@@ -328,7 +356,11 @@ def problem_to_csv(problem: Problem) -> str:
 
 
 def plan_to_csv(problem: Problem, plan: Plan) -> str:
-    """The problem's CSV with an ``offset`` column (and ``pool`` with several pools)."""
+    """The problem's CSV with an ``offset`` column (and ``pool`` with several pools).
+
+    Raises:
+        PlanError: A buffer has no placement.
+    """
     lines = problem_to_csv(problem).splitlines()
     with_pool = len(problem.pools) > 1
     head = lines[0] + (",pool" if with_pool else "") + ",offset"
@@ -342,6 +374,12 @@ def plan_to_csv(problem: Problem, plan: Plan) -> str:
 
 
 def write_problem(problem: Problem, path: str | Path) -> None:
+    """Write ``problem`` as a MiniMalloc CSV file, all at once.
+
+    Raises:
+        ProblemError: What CSV cannot hold: several pools, a capacity or base alignment,
+            aliases, fixed offsets, an id with a comma, blanks around it or a line break.
+    """
     _check_csv_can_hold(problem)
     write_text_atomic(path, problem_to_csv(problem))
 

@@ -51,6 +51,7 @@ _ALIAS_FIELDS = {"buffer", "root", "displacement"}
 
 
 def problem_to_dict(problem: Problem) -> dict[str, Any]:
+    """``problem`` as the JSON object of a problem file (fields at their defaults left out)."""
     bufs = []
     for b in problem.buffers:
         d: dict[str, Any] = {"id": b.id, "size": b.size, "start": b.start, "end": b.end}
@@ -141,6 +142,20 @@ def _gaps(data: Any, buffer: str, source: str) -> tuple[Gap, ...]:
 
 
 def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
+    """The problem in ``data``, a problem file's JSON object.
+
+    Args:
+        data: The parsed JSON.
+        source: The file named in errors.
+
+    Returns:
+        The validated problem.
+
+    Raises:
+        FormatError: Not a problem file (``format``, ``version``), an unknown field or a value
+            of the wrong type.
+        ProblemError: A problem that is not valid, naming the buffer or pool and the field.
+    """
     data = _header(data, "problem", source)
     try:
         pools = []
@@ -183,6 +198,7 @@ def problem_from_dict(data: Any, *, source: str = "<json>") -> Problem:
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """``plan`` as the JSON object of a plan file (placements, heights and the record)."""
     out = {
         "format": "cpplan-plan", "version": VERSION, "planner": plan.planner,
         "status": plan.status, "seconds": round(plan.seconds, 6),
@@ -207,6 +223,18 @@ def plan_from_dict(data: Any, problem: Problem, *, source: str = "<json>") -> Pl
     The file's ``heights`` are kept as stated (a runtime allocates what the plan says), so that
     :func:`cpplan.check` reports a stated height that disagrees with the offsets; without a
     ``heights`` field they are computed from the offsets.
+
+    Args:
+        data: The parsed JSON.
+        problem: The problem the plan is for.
+        source: The file named in errors.
+
+    Returns:
+        The plan, not checked.
+
+    Raises:
+        FormatError: Not a plan file, an unknown status, a buffer the problem does not have,
+            or a value of the wrong type.
     """
     data = _header(data, "plan", source)
     status = data.get("status", "feasible")
@@ -296,17 +324,21 @@ def _load(path: Path) -> Any:
 
 
 def read_problem(path: str | Path) -> Problem:
+    """The problem in a JSON file (named after the file unless it names itself); see
+    :func:`cpplan.io.read_problem`."""
     path = Path(path)
     p = problem_from_dict(_load(path), source=str(path))
     return p if p.name else p.replace(name=path.stem)
 
 
 def read_plan(path: str | Path, problem: Problem) -> Plan:
+    """The plan in a JSON file for ``problem``, not checked; see :func:`cpplan.io.read_plan`."""
     path = Path(path)
     return plan_from_dict(_load(path), problem, source=str(path))
 
 
 def write_problem(problem: Problem, path: str | Path) -> None:
+    """Write ``problem`` as a JSON file, all at once."""
     write_text_atomic(path, json.dumps(problem_to_dict(problem), indent=None,
                                        separators=(",", ":")) + "\n")
 

@@ -17,6 +17,9 @@ _loaded = False
 
 
 def load_all() -> None:
+    """Import every planner module, so that every planner is registered (cpplan's own, the
+    replicas, and the solver as ``cpplan``). :func:`get` and :func:`names` call it; calling it
+    again does nothing."""
     global _loaded
     if _loaded:
         return

@@ -242,8 +242,23 @@ def best_fit(problem: Problem, options: PlanOptions, *, order: str | None = None
     """Best-fit (smallest sufficient gap, ties lowest offset) over several block orders; keeps
     the best plan.
 
-    Options: ``order=`` one of ``size, area, lifetime, start, conflicts``; ``orders=[...]``;
-    default: as many orders as the size of the problem allows (see :mod:`cpplan.planners.fit`).
+    Options: ``order=`` one of ``size, peak, area, lifetime, start, conflicts``;
+    ``orders=[...]``; default: as many orders as the size of the problem allows (see
+    :mod:`cpplan.planners.fit`).
+
+    Args:
+        problem: The problem to plan.
+        options: Time limit, seed, determinism, workers (the registry makes its budget active).
+        order: One order of :data:`ORDERS` only.
+        orders: These orders, in this order (ties go to the earlier).
+
+    Returns:
+        The checked plan of the best order; ``stats`` records the winning order and every
+        order's objective.
+
+    Raises:
+        CapacityError: Every order overflows a capacity (naming the buffer and its pools).
+        CpplanError: An unknown order, or both ``order`` and ``orders``.
     """
     return fit_plan(problem, "best", "best-fit", order=order, orders=orders)
 
@@ -254,6 +269,10 @@ def first_fit(problem: Problem, options: PlanOptions, *, order: str | None = Non
     """First-fit (lowest offset that fits) over several block orders; keeps the best plan.
 
     Options as for ``best-fit``.
+
+    Raises:
+        CapacityError: Every order overflows a capacity.
+        CpplanError: An unknown order, or both ``order`` and ``orders``.
     """
     return fit_plan(problem, "first", "first-fit", order=order, orders=orders)
 

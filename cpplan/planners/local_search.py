@@ -80,7 +80,22 @@ def local_search(problem: Problem, options: PlanOptions, *, max_placements: int 
                  mode: str | None = None) -> Plan:
     """Best-fit / first-fit order search: re-order the blocks under those that stick out above
     the max-load, keep what is no worse, stop at the time limit or the lower bound (see
-    :mod:`cpplan.planners.local_search`)."""
+    :mod:`cpplan.planners.local_search`).
+
+    Args:
+        problem: The problem to plan.
+        options: The time limit (default :data:`TIME_LIMIT` seconds), seed and determinism.
+        max_placements: Stop after this many block placements (deterministic mode: the time
+            limit's worth of :data:`PLACEMENTS_PER_SECOND`).
+        mode: ``best`` or ``first`` alone; default both.
+
+    Returns:
+        The best plan found, checked.
+
+    Raises:
+        CpplanError: An unknown ``mode``.
+        CapacityError: No start fits within the capacities.
+    """
     started = time.perf_counter()
     seed, deterministic = options.seed, options.deterministic
     time_limit = TIME_LIMIT if options.time_limit is None else options.time_limit

@@ -69,6 +69,20 @@ def portfolio(problem: Problem, options: PlanOptions, *,
     and skipped; if none gives a plan the first error is raised again (or
     :class:`cpplan.deadline.OutOfTime` when time ran out first). ``plan.stats`` holds
     ``winner`` and, per planner, its objective, ``"skipped"``, ``"out of time"`` or the error.
+
+    Args:
+        problem: The problem to plan.
+        options: The whole call's time limit (default :data:`TIME_LIMIT`), seed, determinism.
+        planners: Registered names to run, in order.
+        planner_options: Planner name -> its own options.
+
+    Returns:
+        The best plan (lowest objective; ties to the planner listed first), as ``portfolio``.
+
+    Raises:
+        CpplanError: No planners, an unknown name, ``portfolio`` itself; or, when no planner
+            gave a plan, the first planner's error (a :class:`CapacityError` among them).
+        OutOfTime: The time ran out before any planner gave a plan.
     """
     started = time.perf_counter()
     todo = list(planners) if planners is not None else default_planners(problem)

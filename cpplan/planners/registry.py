@@ -46,7 +46,16 @@ Planner = Callable[Concatenate[Problem, PlanOptions, ...], Plan]
 
 @dataclass(frozen=True)
 class PlannerInfo:
-    """A registered planner: call it as ``info(problem, options=None, **own)``."""
+    """A registered planner: call it as ``info(problem, options=None, **own)``.
+
+    Args:
+        name: The name it is registered under (``cpplan solve --planner NAME``).
+        function: The planner, ``plan(problem, options, **own) -> Plan``.
+        family: ``replica``, ``own`` or ``exact``.
+        summary: The first paragraph of its docstring.
+        reproduces: For a replica, the project and source file it copies.
+        own: The names of its own keyword options; ``None`` when it takes any keyword.
+    """
 
     name: str
     function: Planner
@@ -58,7 +67,23 @@ class PlannerInfo:
     def __call__(self, problem: Problem, options: PlanOptions | None = None,
                  **own: Any) -> Plan:
         """The planner's checked plan within ``options`` (default: no time limit). The fields
-        of :class:`PlanOptions` may also be given as keywords (``time_limit=2, seed=1``)."""
+        of :class:`PlanOptions` may also be given as keywords (``time_limit=2, seed=1``).
+
+        Args:
+            problem: The problem to plan.
+            options: Time limit, seed, determinism, workers; ``None`` for the defaults.
+            **own: The planner's own options, and any field of :class:`PlanOptions`.
+
+        Returns:
+            The planner's plan; when its time ran out before it had one, the no-reuse
+            stacking with status ``unknown`` (or, if even that breaks a capacity, a plan with
+            no placements, ``unknown``).
+
+        Raises:
+            CpplanError: An option the planner does not take, or options out of range.
+            CapacityError: The planner could not place a buffer within its pools' capacities.
+            OutOfTime: The *caller's* budget (a portfolio, a solve) expired first.
+        """
         given = {k: own.pop(k) for k in OPTION_FIELDS if k in own}
         if given:
             options = replace(options if options is not None else PlanOptions(), **given)
@@ -111,7 +136,32 @@ def register(name: str, *, family: str, reproduces: str = ""
              ) -> Callable[[Planner], PlannerInfo]:
     """Decorator: register ``function`` under ``name`` (its docstring's first paragraph is the
     summary; its keyword-only parameters are its own options) and return its
-    :class:`PlannerInfo`."""
+    :class:`PlannerInfo`.
+
+    Args:
+        name: The planner's name, unique.
+        family: ``replica`` (a faithful copy of a production allocator), ``own`` (cpplan's
+            heuristics) or ``exact``.
+        reproduces: For a replica, the project, file and behaviour it copies.
+
+    Returns:
+        The decorator; it returns the :class:`PlannerInfo` it registered, which takes the
+        function's place.
+
+    Raises:
+        ValueError: An unknown family, or (from the decorator) another function registered
+            under ``name`` already.
+
+    Examples:
+        A planner in a module of ``cpplan/planners/`` (or imported before use):
+
+        ```python
+        @register("my-planner", family="own")
+        def plan(problem: Problem, options: PlanOptions, *, order: str = "size") -> Plan:
+            '''Best-fit in my order (the first paragraph: its summary).'''
+            ...
+        ```
+    """
     if family not in FAMILIES:
         raise ValueError(f"unknown planner family {family!r}")
 
@@ -137,11 +187,26 @@ def _load_all() -> None:
 
 def get(name: str) -> PlannerInfo:
     """The planner registered as ``name`` (call it); a clear error naming the known ones
-    otherwise."""
+    otherwise.
+
+    Args:
+        name: A registered name (``cpplan planners`` lists them).
+
+    Returns:
+        Its :class:`PlannerInfo`, to call as ``info(problem, time_limit=...)``.
+
+    Raises:
+        CpplanError: No planner has that name; the message lists the known ones.
+    """
     return info(name)
 
 
 def info(name: str) -> PlannerInfo:
+    """The same as :func:`get`.
+
+    Raises:
+        CpplanError: No planner has that name.
+    """
     _load_all()
     try:
         return PLANNERS[name]
@@ -151,6 +216,13 @@ def info(name: str) -> PlannerInfo:
 
 
 def names(family: str | None = None) -> list[str]:
-    """Registered planner names (of one family), sorted."""
+    """Registered planner names (of one family), sorted.
+
+    Args:
+        family: ``replica``, ``own`` or ``exact``; ``None`` for every planner.
+
+    Returns:
+        The names, sorted.
+    """
     _load_all()
     return sorted(n for n, p in PLANNERS.items() if family is None or p.family == family)

@@ -37,11 +37,12 @@ Everything torch-related is imported when used (``pip install "cpplan[executorch
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,8 @@ from ..plan import Placement, Plan, ensure_valid
 from ..problem import Alias, Buffer, Pool, Problem
 
 __all__ = ["ArenaReport", "CpplanAlgorithm", "memory_planning_pass", "problem_from_specs",
-           "problem_in_memories", "extract_pt2", "lower_pt2", "greedy_plan", "compared_plans",
-           "DEFAULT_ALIGNMENT"]
+           "problem_in_memories", "pool_mem_ids", "extract_pt2", "describe", "lower_pt2",
+           "greedy_plan", "compared_plans", "report_lines", "DEFAULT_ALIGNMENT"]
 
 #: ExecuTorch's default alignment (``executorch.exir.tensor.ALIGNMENT``).
 DEFAULT_ALIGNMENT = 16
@@ -61,6 +62,17 @@ RESERVED = "reserved:"  # buffer ids of the space kept for sub-graphs start with
 
 def pool_name(mem_id: int) -> str:
     return f"mem{mem_id}"
+
+
+def pool_mem_ids(problem: Problem) -> dict[str, int]:
+    """``pool name -> ExecuTorch mem_id`` of a problem made by :func:`problem_from_specs` or
+    :func:`problem_in_memories` (they carry it in ``meta["mem_ids"]``; a name is never parsed).
+    """
+    mem_ids = problem.meta.get("mem_ids")
+    if not isinstance(mem_ids, dict):
+        raise CpplanError(f"problem {problem.name!r} does not say the ExecuTorch mem_id of its "
+                          "pools (meta['mem_ids']): it was not made from ExecuTorch's specs")
+    return {str(name): int(mem_id) for name, mem_id in mem_ids.items()}
 
 
 @dataclass(frozen=True)
@@ -166,7 +178,8 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
     the order of ``problem.buffers``; ``None`` for reserved space). Realigns the specs to
     ``alignment`` as ExecuTorch's algorithms do. See the module docstring for the mapping.
     ``hints``: ``id(spec) -> offset``, the buffers' hints (a warm start). Each buffer's
-    ``traffic`` is :func:`spec_traffic`'s."""
+    ``traffic`` is :func:`spec_traffic`'s; ``meta["mem_ids"]`` is each pool's ``mem_id``
+    (:func:`pool_mem_ids`)."""
     specs = list(specs)
     for spec in specs:
         spec.realign(alignment)
@@ -177,12 +190,12 @@ def problem_from_specs(specs: Iterable[Any], graph_module: Any, alignment: int,
     reserved = _reserved(graph_module, alignment, pool_name)
     buffers += [b for _, b in reserved]
     owners += [None] * len(reserved)
-    used = {1 if m is None else m for m in mem_ids} | {m for m, _ in reserved}
-    pools = tuple(Pool(pool_name(m), alignment=alignment) for m in sorted(used))
+    used = sorted({1 if m is None else m for m in mem_ids} | {m for m, _ in reserved}) or [1]
+    pools = tuple(Pool(pool_name(m), alignment=alignment) for m in used)
     meta = {"source": "executorch", "alignment": alignment, "extra_padding": extra_padding,
+            "mem_ids": {pool_name(m): m for m in used},
             "lifetimes": "ExecuTorch node indices [first, last], made half-open"}
-    problem = Problem(tuple(buffers), pools or (Pool(pool_name(1), alignment=alignment),),
-                      tuple(aliases), name=name, meta=meta)
+    problem = Problem(tuple(buffers), pools, tuple(aliases), name=name, meta=meta)
     return problem, owners
 
 
@@ -203,7 +216,8 @@ def problem_in_memories(specs: Iterable[Any], graph_module: Any, memories: Seque
     space reserved for sub-graphs (``input_mem_buffer_sizes``) is a buffer fixed at offset 0
     of its memory. Sizes are the specs' bytes rounded up to ``alignment``, and nothing is
     realigned, so the planner that runs next sees the specs untouched. Lifetimes, names,
-    aliases (``storage_base``) and traffic are those of :func:`problem_from_specs`.
+    aliases (``storage_base``) and traffic are those of :func:`problem_from_specs`, and so is
+    ``meta["mem_ids"]``, each pool's ``mem_id`` (:func:`pool_mem_ids`).
     """
     memories = tuple(memories)
     ids = list(range(1, len(memories) + 1)) if mem_ids is None else [int(m) for m in mem_ids]
@@ -227,7 +241,8 @@ def problem_in_memories(specs: Iterable[Any], graph_module: Any, memories: Seque
     buffers += [b for _, b in reserved]
     owners += [None] * len(reserved)
     meta = {"source": "executorch", "alignment": alignment, "extra_padding": extra_padding,
-            "mem_ids": {p.name: m for m, p in zip(ids, memories, strict=True)},
+            "mem_ids": {**{p.name: m for m, p in zip(ids, memories, strict=True)},
+                        **{extra[m].name: m for m in sorted(extra)}},
             "lifetimes": "ExecuTorch node indices [first, last], made half-open"}
     problem = Problem(tuple(buffers), memories + tuple(extra[m] for m in sorted(extra)),
                       tuple(aliases), name=name, meta=meta)
@@ -394,6 +409,7 @@ class CpplanAlgorithm:
         graph = len(self.problems)
         problem, owners = problem_from_specs(specs, graph_module, alignment, extra_padding,
                                              name=f"graph{graph}", hints=hints)
+        mem_ids = pool_mem_ids(problem)
         placements: dict[str, Placement] = {}
         reports = []
         for pool in problem.pools:
@@ -405,7 +421,7 @@ class CpplanAlgorithm:
                                   f"{plan.status} {plan.explanation}".rstrip())
             plan = ensure_valid(sub, plan)
             placements.update(plan.placements)
-            mem_id = int(pool.name[3:])
+            mem_id = mem_ids[pool.name]
             height = plan.heights[pool.name]
             bound = height if plan.lower_bound is None else min(height, plan.lower_bound)
             reports.append(ArenaReport(
@@ -424,7 +440,7 @@ class CpplanAlgorithm:
         for b, spec in zip(problem.buffers, owners, strict=True):
             if spec is not None:
                 pl = whole.placements[b.id]
-                entries.append((spec, int(pl.pool[3:]), pl.offset, b.size))
+                entries.append((spec, mem_ids[pl.pool], pl.offset, b.size))
         objects = storage_objects(entries)
         result = MemoryAlgoResult({}, [])
         for spec, mem_id, off, _size in entries:
@@ -518,7 +534,10 @@ def memory_planning_pass(time_limit: float = 10.0, alignment: int = DEFAULT_ALIG
 def load_exported(path: str | Path) -> Any:
     """The ExportedProgram saved at ``path`` with ``torch.export.save``."""
     try:
-        import executorch.exir  # noqa: F401  (lowering needs it: say so before any work)
+        # (torch logs a deprecation of ExecuTorch's own code as ExecuTorch loads, on every
+        # command: nothing a user can act on)
+        with _quiet("torch.utils._pytree"):
+            import executorch.exir  # noqa: F401  (lowering needs it: say so before any work)
         import torch
     except ImportError as e:
         raise missing_extra("planning ExecuTorch programs (.pt2)", e.name or "executorch",
@@ -528,17 +547,25 @@ def load_exported(path: str | Path) -> Any:
         raise CpplanError(f"{path}: no such file")
     # torch logs the whole traceback of a file it cannot read before raising: the error below
     # says it in one line.
-    quiet = logging.getLogger("torch.export")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
     try:
-        return torch.export.load(str(path))
+        with _quiet("torch.export"):
+            return torch.export.load(str(path))
     except Exception as e:  # torch raises many kinds for a file that is not a .pt2
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise CpplanError(f"{path}: not an ExportedProgram saved with torch.export.save "
                           f"({first})") from None
+
+
+@contextlib.contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """``logger`` says only errors while the block runs."""
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
     finally:
-        quiet.setLevel(level)
+        log.setLevel(level)
 
 
 def edge_program(exported: Any, *, constant_prop: bool = False) -> Any:
@@ -637,30 +664,6 @@ def _cpplan_error(error: BaseException, context: str) -> CpplanError:
     return CpplanError(f"{context} ({type(error).__name__}: {first})")
 
 
-def run_cli(model: str, output: str, *, time_limit: float, alignment: int,
-            memories: Sequence[Any] = (), constant_prop: bool = False,
-            view: Compared | None = None) -> list[str]:
-    """``cpplan executorch``: plan ``model`` (.pt2), write the program to ``output`` (.pte),
-    return the lines to print. With ``memories`` (:class:`cpplan.memories.Memory`, fastest
-    first), every tensor's memory is chosen too (:mod:`.executorch_tiers`). ``view`` (not with
-    ``memories``) receives the program graph's problem and ExecuTorch's greedy plan and
-    cpplan's (``--view FILE``: ``functools.partial(cpplan.view.write_view, path=FILE)``)."""
-    from ..io.atomic import write_bytes_atomic
-
-    if memories:
-        if view is not None:
-            raise CpplanError("--view is not available with --memory (yet): the page compares "
-                              "ExecuTorch's greedy plan of one arena with cpplan's")
-        from .executorch_tiers import run_cli as run_in_memories
-
-        return run_in_memories(model, output, memories, time_limit=time_limit,
-                               alignment=alignment, constant_prop=constant_prop)
-    data, arenas = lower_pt2(model, time_limit, alignment, constant_prop=constant_prop,
-                             view=view)
-    write_bytes_atomic(output, data)
-    return [f"wrote {output} ({len(data)} bytes)", *report_lines(arenas)]
-
-
 class _Capture:
     """An algorithm that records the problem and returns ExecuTorch's own greedy plan. With
     ``memories`` (and their ``mem_ids``) the problem is :func:`problem_in_memories`'s, taken
@@ -733,9 +736,10 @@ def extract_pt2(path: str | Path, alignment: int = DEFAULT_ALIGNMENT,
     problem = problems[-1]
     meta = dict(problem.meta, model=str(path))
     if memories is None:
-        meta["executorch_greedy_bytes"] = {p.name: sizes[-1][int(p.name[3:])]
+        mem_ids = pool_mem_ids(problem)
+        meta["executorch_greedy_bytes"] = {p.name: sizes[-1][mem_ids[p.name]]
                                            for p in problem.pools
-                                           if int(p.name[3:]) < len(sizes[-1])}
+                                           if mem_ids[p.name] < len(sizes[-1])}
     if command:
         meta["command"] = command
     return problem.replace(name=Path(path).stem, meta=meta)
@@ -758,52 +762,30 @@ def report_lines(arenas: list[ArenaReport]) -> list[str]:
     return lines
 
 
+def describe(problem: Problem) -> list[str]:
+    """A few lines on a problem :func:`extract_pt2` made: its buffers, aliases, alignment and
+    traffic; then per pool its ExecuTorch ``mem_id``, and its buffers, max-load and greedy's
+    bytes (one pool per ``mem_id``), or, the problem in memories (no greedy bytes), its
+    capacity and traffic cost, every tensor free to go to any memory."""
+    from ..bounds import max_load, total_load
 
-def extract_cli(model: str, output: str, *, alignment: int | None,
-                onnx_flags: bool = False, memories: Sequence[str] = ()) -> list[str]:
-    """``cpplan extract MODEL.pt2``: write the problem, return the lines to print.
-    ``memories``: ``--memory`` values (``NAME[:CAPACITY[:TRAFFIC_COST]]``, fastest first)."""
-    import shlex
-
-    from ..bounds import max_load
-    from ..io import write_problem
-
-    if onnx_flags:
-        raise CpplanError("--in-place, --concat-in-place, --no-views, --inputs-in-arena and "
-                          "--dim are for ONNX models; a .pt2 is planned as ExecuTorch plans it")
-    alignment = DEFAULT_ALIGNMENT if alignment is None else alignment
-    if alignment < 1:
-        raise CpplanError(f"--alignment must be a positive number of bytes, got {alignment}")
-    parsed = None
-    if memories:
-        from ..memories import parse_memory
-        from .executorch_tiers import memory_map
-
-        parsed = [parse_memory(m) for m in memories]
-        memory_map(parsed, field="--memory")
-    command = shlex.join(["cpplan", "extract", model, "-o", output, "--alignment",
-                          str(alignment), *(a for m in memories for a in ("--memory", m))])
-    problem = extract_pt2(model, alignment, command=command, memories=parsed)
-    write_problem(problem, output)
     moved = sum(b.traffic for b in problem.buffers)
-    lines = [f"wrote {output}: {len(problem.buffers)} buffers, {len(problem.aliases)} aliases, "
-             f"alignment {alignment}, {moved} bytes moved per run"]
-    if parsed:
-        from ..bounds import total_load
-
-        mem_ids = problem.meta.get("mem_ids", {})
+    lines = [f"{len(problem.buffers)} buffers, {len(problem.aliases)} aliases, "
+             f"alignment {problem.meta.get('alignment')}, {moved} bytes moved per run"]
+    mem_ids = pool_mem_ids(problem)
+    if "executorch_greedy_bytes" not in problem.meta:
         for pool in problem.pools:
             cap = "unbounded" if pool.capacity is None else f"capacity {pool.capacity}"
-            lines.append(f"{pool.name} (ExecuTorch mem_id {mem_ids.get(pool.name, '?')}): "
+            lines.append(f"{pool.name} (ExecuTorch mem_id {mem_ids[pool.name]}): "
                          f"{cap}, alignment {pool.alignment}, traffic cost {pool.traffic_cost}")
         lines.append("every tensor may go to any memory; max-load of all together "
                      f"{total_load(problem).bytes} bytes")
         return lines
     loads = max_load(problem)
-    greedy = problem.meta.get("executorch_greedy_bytes", {})
+    greedy = problem.meta["executorch_greedy_bytes"]
     for pool in problem.pools:
         n = sum(1 for b in problem.buffers if b.pools == (pool.name,))
-        lines.append(f"{pool.name} (ExecuTorch mem_id {pool.name[3:]}): {n} buffers, max-load "
-                     f"{loads[pool.name].bytes} bytes, ExecuTorch greedy "
+        lines.append(f"{pool.name} (ExecuTorch mem_id {mem_ids[pool.name]}): {n} buffers, "
+                     f"max-load {loads[pool.name].bytes} bytes, ExecuTorch greedy "
                      f"{greedy.get(pool.name, '?')} bytes")
     return lines

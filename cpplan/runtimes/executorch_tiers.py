@@ -46,7 +46,7 @@ from ..errors import CapacityError, CpplanError, ProblemError
 from ..memories import Memory
 from ..plan import Placement, Plan, check, ensure_valid
 from ..problem import Pool, Problem
-from .executorch import RESERVED, problem_in_memories, storage_objects
+from .executorch import RESERVED, pool_mem_ids, problem_in_memories, storage_objects
 
 __all__ = ["MemoryUse", "Outcome", "TierReport", "TierAlgorithm", "NoPlanError",
            "memory_map", "memory_pools", "executorch_outcomes", "arena_sizes", "check_arenas",
@@ -318,8 +318,7 @@ class TierAlgorithm:
         ``mem_id``."""
         from executorch.exir.memory_planning import MemoryAlgoResult, SpecAllocResult
 
-        mem_id_of = {p.name: int(p.name[3:]) for p in problem.pools[len(self.memories):]}
-        mem_id_of.update({m.name: i for m, i in zip(self.memories, self.mem_ids, strict=True)})
+        mem_id_of = pool_mem_ids(problem)
         entries = [(spec, mem_id_of[plan.placements[b.id].pool], plan.placements[b.id].offset,
                     b.size) for b, spec in zip(problem.buffers, owners, strict=True)
                    if spec is not None]
@@ -483,8 +482,9 @@ def _read_back(problem: Problem, owners: list[Any], name: str,
     else:  # Cadence numbers the memories 1..N in the map's order
         pool_of = {k + 1: m.name for k, m in enumerate(memories)}
         index = {m.name: k + 1 for k, m in enumerate(memories)}
+    mem_id_of = pool_mem_ids(problem)
     for p in problem.pools[len(memories):]:  # pins to undeclared mem_ids
-        pool_of[int(p.name[3:])] = p.name
+        pool_of[mem_id_of[p.name]] = p.name
     chosen: dict[str, Placement] = {}
     for b, spec in zip(problem.buffers, owners, strict=True):
         if spec is None:
@@ -562,20 +562,3 @@ def lower_pt2_in_memories(path: Any, memories: Any, time_limit: float = 10.0,
     check_arenas(sizes, mems, mem_ids)
     return bytes(program.buffer), list(mpp.tiers), sizes
 
-
-def run_cli(model: str, output: str, memories: Sequence[Memory], *, time_limit: float,
-            alignment: int, constant_prop: bool = False) -> list[str]:
-    """``cpplan executorch MODEL -o OUT --memory ...``: plan ``model`` in ``memories``, write
-    the program to ``output``, return the lines to print (:meth:`TierReport.lines` per graph and
-    the arenas the program allocates)."""
-    from ..io.atomic import write_bytes_atomic
-
-    data, reports, sizes = lower_pt2_in_memories(model, memories, time_limit, alignment,
-                                                 constant_prop=constant_prop)
-    write_bytes_atomic(output, data)
-    lines = [f"wrote {output} ({len(data)} bytes); arenas in the program: " + ", ".join(
-        f"{m.name} (mem_id {k + 1}) {sizes[k + 1] if k + 1 < len(sizes) else 0} bytes"
-        for k, m in enumerate(memories))]
-    for r in reports:
-        lines += r.lines()
-    return lines

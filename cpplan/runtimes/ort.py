@@ -68,7 +68,20 @@ def example_feeds(shapes: Mapping[str, tuple[tuple[int, ...], str]]) -> dict[str
 
 def measured_peak(model: str | Path | bytes, feeds: Mapping[str, Any]) -> int:
     """Peak bytes ONNX Runtime's CPU arena holds during one run of ``model`` (a path or the
-    serialised model) on ``feeds`` (see the module docstring)."""
+    serialised model) on ``feeds`` (see the module docstring).
+
+    Args:
+        model: An ``.onnx`` path, or the serialised model (see :func:`with_weights` for a
+            graph-only file).
+        feeds: Input name -> array (:func:`example_feeds` makes some).
+
+    Returns:
+        The peak bytes of the run, less what the arena held before the first node.
+
+    Raises:
+        CpplanError: ``onnxruntime`` is not installed (the ``ort`` extra), or its profiler
+            gave no arena figures.
+    """
     ort = _import_ort()
     with tempfile.TemporaryDirectory() as tmp:
         so = ort.SessionOptions()

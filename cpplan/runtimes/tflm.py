@@ -287,6 +287,23 @@ def extract_tflm(source: str | Path | bytes, *,
     in place of ``bytes x (1 + readers)``. Raises :class:`FormatError` naming the tensor for
     what TFLM cannot plan (dynamic shapes, tensors no operator reaches, non-empty
     intermediates).
+
+    Args:
+        source: The ``.tflite`` file, or its bytes.
+        scratch: ``(subgraph, operator)`` -> the scratch bytes its kernel requests.
+        command: The command that regenerates the problem, for ``meta``.
+        name: The problem's name (default: the file's).
+        traffic: Buffer id -> bytes moved per run, in place of the count.
+
+    Returns:
+        The problem, with one pool ``arena`` (16-byte aligned buffers), the file's offline plan as
+        fixed offsets, and ``meta["tflm"]`` mapping buffers back to the model's tensors.
+
+    Raises:
+        CpplanError: The ``tflite-micro`` package is not installed (the ``tflite`` extra).
+        FormatError: Not a ``.tflite`` flatbuffer, an offline plan of the wrong length, or a
+            tensor TFLM cannot plan, naming it.
+        ProblemError: A ``traffic`` entry for a buffer the problem does not have.
     """
     from .. import __version__
 
@@ -399,6 +416,18 @@ def write_offline_plan(source: str | Path | bytes, problem: Problem, plan: Plan)
     broken plan. ``problem`` must have been extracted from this model (same tensor count).
     Tensors not in the problem (constants, variable tensors, zero-size ones) get ``-1``; so do
     the scratch buffers, which have no entry (TFLM places them online).
+
+    Args:
+        source: The ``.tflite`` file, or its bytes.
+        problem: The problem :func:`extract_tflm` made of this model.
+        plan: A plan for it.
+
+    Returns:
+        The new model's bytes (an existing offline plan replaced), 16-byte aligned.
+
+    Raises:
+        PlanError: The plan does not pass the checker, or the problem is not this model's.
+        FormatError: Not a ``.tflite`` flatbuffer.
     """
     ensure_valid(problem, plan)
     model = load_model(source)

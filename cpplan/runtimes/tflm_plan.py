@@ -32,7 +32,18 @@ __all__ = ["TflmPlan", "plan_model"]
 
 @dataclass(frozen=True)
 class TflmPlan:
-    """The planned model and the figures that go with it (bytes of arena head)."""
+    """The planned model and the figures that go with it (bytes of arena head).
+
+    Args:
+        model: The planned ``.tflite`` bytes.
+        problem: The problem TFLM plans for the model.
+        plan: cpplan's checked plan.
+        greedy_head: TFLM's default planner's head.
+        lower_bound: The problem's max-load.
+        predicted_head: The plan's head with the scratch buffers TFLM places online.
+        default_run: The original model, run in TFLM.
+        planned_run: The planned model, run in TFLM.
+    """
 
     model: bytes
     problem: Problem
@@ -54,6 +65,8 @@ class TflmPlan:
         return 1 - self.planned_run.head / self.default_run.head if self.default_run.head else 0.0
 
     def lines(self) -> list[str]:
+        """What ``cpplan tflm`` prints: the greedy head, cpplan's, the bound, TFLM's measured
+        head with the plan."""
         p = self.plan
         bound = p.lower_bound if p.lower_bound is not None else self.lower_bound
         scratch = self.problem.meta["tflm"]["scratch"]
@@ -80,7 +93,26 @@ def plan_model(source: str | Path | bytes, *, time_limit: float = 10.0,
 
     ``plan_file`` writes a given plan instead of solving (a plan for the problem that
     ``cpplan extract MODEL.tflite`` writes, in any plan format cpplan reads); it is checked
-    like any other."""
+    like any other.
+
+    Args:
+        source: The ``.tflite`` file, or its bytes.
+        time_limit: Seconds for :func:`~cpplan.solve.solve`.
+        deterministic: Solve on the deterministic clock.
+        command: The command, for the problem's ``meta``.
+        progress: As for :func:`~cpplan.solve.solve`.
+        plan_file: A plan to write instead of solving.
+
+    Returns:
+        The planned model and its figures, verified in TFLM.
+
+    Raises:
+        CpplanError: The ``tflite`` extra is missing, or the solve found no plan.
+        FormatError: Not a ``.tflite`` flatbuffer, or a tensor TFLM cannot plan.
+        PlanError: ``plan_file``'s plan does not pass the checker.
+        TflmError: TFLM refuses the model, the planned model's outputs differ from the
+            original's, or its arena head is above the default (nothing is returned).
+    """
     data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
     problem = extract_model(source, command=command)
     greedy = get("tflm-greedy")(problem)
@@ -120,7 +152,12 @@ def extract_model(source: str | Path | bytes, *, command: str | None = None,
                   traffic: Mapping[str, int] | None = None) -> Problem:
     """The problem TFLM plans for the model, with its kernels' scratch buffers measured in TFLM
     (what ``cpplan extract MODEL.tflite`` writes); ``traffic`` states buffers' traffic (see
-    :func:`cpplan.runtimes.tflm.extract_tflm`)."""
+    :func:`cpplan.runtimes.tflm.extract_tflm`).
+
+    Raises:
+        FormatError: Not a ``.tflite`` flatbuffer, or a tensor TFLM cannot plan.
+        TflmError: The model does not run in TFLM.
+    """
     tflm.load_model(source)  # a clear FormatError before the interpreter sees a broken file
     data = bytes(source) if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
     tflm_interpreter.ensure_runs(data)

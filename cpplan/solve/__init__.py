@@ -80,6 +80,38 @@ def solve(
     exact engine. ``progress`` receives a :class:`Progress` whenever the bound or the best plan
     moves. With ``explain``, a proven ``infeasible`` verdict comes with ``plan.conflict``:
     buffers that cannot fit together (:mod:`cpplan.exact.conflict`).
+
+    Args:
+        problem: The problem to plan.
+        options: The run's :class:`~cpplan.deadline.PlanOptions`, or the
+            :class:`~cpplan.deadline.Budget` of a larger run; ``None`` for the defaults (60 s).
+        goal: ``"minimise"`` the objective, or ``"fit"``: the first plan within the
+            capacities.
+        planners: Registered planner names to run instead of the default heuristics.
+        exact: Whether the exact engine (probes, CP-SAT, the searches) runs after the
+            heuristics.
+        explain: Whether a proven ``infeasible`` verdict looks for the buffers that cannot fit
+            together.
+        progress: Called with a :class:`Progress` whenever the bound or the best plan moves.
+        params: The solver's tuning constants (:class:`SolverParams`).
+        time_limit: Seconds (overrides the options'; the time to build and check the plan is
+            kept within it).
+        workers: Threads the search may use (overrides the options').
+        seed: The seed of the random choices (overrides the options').
+        deterministic: One thread on a deterministic clock: the same plan on every run
+            (overrides the options').
+
+    Returns:
+        A plan that has passed :func:`~cpplan.plan.check`; ``optimal`` when its objective
+        reaches a proven lower bound, else ``feasible`` with ``lower_bound`` and ``gap``;
+        ``infeasible`` only with a proof (``explanation``, and ``conflict`` when found);
+        ``unknown`` with no placements when there is neither a plan nor a proof. Its
+        ``stats`` record the proofs, the best planner, the heuristics' offers and whether
+        the solve was interrupted.
+
+    Raises:
+        CpplanError: An unknown ``goal`` or planner name, a ``Budget`` given together with
+            keywords, or options out of range (a negative time limit, say).
     """
     if goal not in GOALS:
         raise CpplanError(f"unknown goal {goal!r}; expected one of {', '.join(GOALS)}")
@@ -127,7 +159,23 @@ def plan(problem: Problem, options: PlanOptions, *, goal: str = "minimise",
          planners: list[str] | None = None, exact: bool = True,
          progress: Callable[[Progress], None] | None = None) -> Plan:
     """cpplan's solver: bounds, heuristics, raced CP-SAT probes and searches, anytime
-    minimisation, with a proven lower bound (see :func:`cpplan.solve.solve`)."""
+    minimisation, with a proven lower bound (see :func:`cpplan.solve.solve`).
+
+    Registered as the planner ``cpplan`` (family ``exact``); call it through the registry
+    (``cpplan.planners.get("cpplan")(problem, time_limit=10)``), which makes the options'
+    budget active. Without a time limit in ``options`` it runs for 60 s.
+
+    Args:
+        problem: The problem to plan.
+        options: Time limit, seed, determinism, workers.
+        goal: As for :func:`solve`.
+        planners: As for :func:`solve`.
+        exact: As for :func:`solve`.
+        progress: As for :func:`solve`.
+
+    Returns:
+        The checked plan, as :func:`solve` returns it.
+    """
     budget = current()  # the registry's, from the options (within the caller's)
     assert budget is not None
     if options.time_limit is None:

@@ -21,7 +21,15 @@ __all__ = ["Incumbent", "Progress", "Proof"]
 
 @dataclass(frozen=True)
 class Progress:
-    """One step of a solve, for progress displays: bound and best objective in bytes."""
+    """One step of a solve, for progress displays: bound and best objective in bytes.
+
+    Args:
+        seconds: Since the solve began.
+        phase: The stage, or the event (``bound``, ``plan``, ``done``...).
+        lower_bound: The best proven lower bound so far.
+        best: The best plan's objective so far, or ``None`` before the first plan.
+        message: What moved (which planner, which proof).
+    """
 
     seconds: float
     phase: str
@@ -43,7 +51,13 @@ class Progress:
 class Proof:
     """A proven fact: every plan's objective is at least ``bound`` bytes, or, when ``bound`` is
     None, no plan exists. ``by`` names the method (``max-load``, ``probe``, ``cp-sat``,
-    ``peak window``, ``tier relaxation``), ``detail`` says what was shown."""
+    ``peak window``, ``tier relaxation``), ``detail`` says what was shown.
+
+    Args:
+        by: The method that proved it.
+        detail: What was shown (a pool, a moment, the bytes live then).
+        bound: The proven lower bound on the objective; ``None`` for "no plan exists".
+    """
 
     by: str
     detail: str
@@ -51,6 +65,7 @@ class Proof:
 
     @property
     def infeasible(self) -> bool:
+        """Whether this proves that no plan exists."""
         return self.bound is None
 
     def __str__(self) -> str:

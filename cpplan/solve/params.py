@@ -13,8 +13,10 @@ __all__ = ["SolverParams", "DEFAULT_PARAMS"]
 
 @dataclass(frozen=True)
 class SolverParams:
-    """Thresholds (in blocks) and shares of the time limit (fractions) that :func:`cpplan.solve.
-    solve` runs with. Pass another to ``solve(..., params=...)`` to experiment."""
+    """Thresholds (in blocks) and shares of the time limit (fractions) that
+    :func:`cpplan.solve.solve` runs with. Pass another to ``solve(..., params=...)`` to
+    experiment: ``SolverParams(lns_above=1000)``, or ``dataclasses.replace(DEFAULT_PARAMS,
+    ...)``. Each field's comment in ``cpplan/solve/params.py`` says why it has its value."""
 
     # -- sizes ----------------------------------------------------------------------------------
     #: A whole-problem model (several pools) beyond this takes longer to build than users give.

@@ -109,8 +109,9 @@ def test_replica_reproduces_executorch_greedy(name, constant_prop):
     problem = problems[-1]
     plan = get("executorch-greedy")(problem)
     assert check(problem, plan) == []
+    mem_ids = et.pool_mem_ids(problem)
     for pool in problem.pools:
-        assert plan.heights[pool.name] == sizes[-1][int(pool.name[3:])]
+        assert plan.heights[pool.name] == sizes[-1][mem_ids[pool.name]]
 
 
 def test_saves_memory_where_greedy_leaves_it():
@@ -274,6 +275,7 @@ def test_cli_executorch_and_extract(tmp_path):
     got = runner.invoke(main, ["extract", str(pt2), "-o", str(tmp_path / "p.json")])
     assert got.exit_code == 0, got.output
     problem = read_problem(tmp_path / "p.json")
+    assert problem.meta["mem_ids"] == {"mem1": 1}  # carried as data, never parsed from a name
     greedy = problem.meta["executorch_greedy_bytes"]["mem1"]
     assert get("executorch-greedy")(problem).heights["mem1"] == greedy
     assert all(b.alignment == 16 and b.size % 16 == 0 for b in problem.buffers)
@@ -292,6 +294,17 @@ def test_storage_objects_group_intersecting_ranges():
     assert ids[id(a)] == ids[id(b)]  # [0, 32) and [16, 48) intersect
     assert ids[id(c)] != ids[id(a)]  # [48, 64) only touches
     assert len({ids[id(x)] for x in (a, c, d, e)}) == 4
+
+
+def test_mem_ids_are_data_not_names():
+    """A pool's mem_id is what the problem carries, whatever the pool is called."""
+    from cpplan.problem import Buffer, Pool, Problem
+
+    problem = Problem((Buffer("a", 16, 0, 1),), (Pool("sram"), Pool("mem7")),
+                      meta={"mem_ids": {"sram": 3, "mem7": 1}})
+    assert et.pool_mem_ids(problem) == {"sram": 3, "mem7": 1}
+    with pytest.raises(CpplanError, match="mem_id"):
+        et.pool_mem_ids(problem.replace(meta={}))
 
 
 def test_bad_alignment_is_a_clear_error():
@@ -648,10 +661,3 @@ def test_compared_plans_for_the_view(tmp_path):
     assert replica.planner == "executorch-greedy (replica)"
     assert replica.heights == plans["ExecuTorch greedy"].heights
 
-
-def test_view_is_refused_with_memories(tmp_path):
-    from cpplan.memories import Memory
-
-    with pytest.raises(CpplanError, match="--view is not available with --memory"):
-        et.run_cli("m.pt2", str(tmp_path / "m.pte"), time_limit=1, alignment=16,
-                   memories=[Memory("sram", 1024)], view=lambda problem, plans: None)

@@ -1,0 +1,5 @@
+"""``python -m cpplan.cli``: the ``cpplan`` command."""
+
+from . import run
+
+run()

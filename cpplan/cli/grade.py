@@ -1,0 +1,83 @@
+"""``cpplan grade``: allocators against the optimum over many instances."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import CpplanError
+from .common import at_least, main, optional_seconds, seconds, user_errors
+
+
+@main.command()
+@click.argument("instances", nargs=-1, required=True, type=click.Path())
+@click.option("--planner", "-p", "planners", multiple=True, metavar="NAME",
+              help="A registered planner, module:function, file.py:function (label=... to name "
+                   "it); repeat. Default: every replica.")
+@click.option("--plan-dir", "plan_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Also grade the plan files in this directory (NAME.plan.json, NAME.json, "
+                   "NAME.csv for instance NAME); repeat.")
+@click.option("--time-limit", default=10.0, show_default=True, callback=seconds,
+              help="Seconds for the exact reference per instance (0: no reference).")
+@click.option("--jobs", "-j", default=1, show_default=True, callback=at_least(1),
+              help="Instances in parallel.")
+@click.option("--planner-time-limit", type=float, default=None, callback=optional_seconds,
+              help="Seconds a graded planner may take per instance (its cell: timeout).")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default=None,
+              help="Output format [default: from -o's extension, else md].")
+@click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report here instead of stdout.")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), default=None,
+              help="Cache of exact results [default: $CPPLAN_CACHE or .cpplan-cache].")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT",
+              help="Grade on this Dask scheduler (pip install \".[distributed]\"); --jobs is "
+                   "then ignored.")
+@user_errors
+def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tuple[str, ...],
+          time_limit: float, jobs: int, planner_time_limit: float | None, fmt: str | None,
+          output: str | None, cache: str | None, no_cache: bool, quiet: bool,
+          cluster: str | None) -> None:
+    """Grade allocators against the optimum over INSTANCES (problem files or directories).
+
+    The report goes to stdout or -o; exit 1 when some instance could not be graded (the report
+    still lists the others)."""
+    from pathlib import Path
+
+    from ..grade import Progress, default_cache_dir, default_planners, parse_planner
+    from ..grade import grade as grade_all
+
+    specs = [parse_planner(p) for p in planners] if planners else default_planners()
+    specs += [parse_planner(f"plans:{folder}") for folder in plan_dirs]
+    if not specs:
+        raise CpplanError("no planners to grade: no replica is registered; name one with "
+                          "--planner")
+    if fmt is None:
+        fmt = {".csv": "csv", ".json": "json"}.get(Path(output).suffix.lower() if output else "",
+                                                   "md")
+    cache_dir = None if no_cache else Path(cache) if cache else default_cache_dir()
+    report = grade_all(instances, specs, time_limit=time_limit, jobs=jobs, cache_dir=cache_dir,
+                       progress=None if quiet else Progress(),
+                       planner_time_limit=planner_time_limit, cluster=cluster)
+    text = {"md": report.to_markdown, "csv": report.to_csv, "json": report.to_json}[fmt]()
+    if output:
+        from ..io.atomic import write_text_atomic
+
+        write_text_atomic(output, text)
+        if not quiet:
+            click.echo(f"wrote {output}: {_count(len(report.planners), 'planner')} on "
+                       f"{_count(len(report.instances), 'instance')}", err=True)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    if report.failed:
+        click.echo(f"cpplan: {len(report.failed)} of {len(report.instances)} instances could not "
+                   "be graded: " + "; ".join(f"{i.name}: {i.error.splitlines()[0]}"
+                                              for i in report.failed[:3]), err=True)
+        sys.exit(1)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

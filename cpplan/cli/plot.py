@@ -1,0 +1,75 @@
+"""``cpplan plot``: a picture of a plan."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import CpplanError
+from .common import main, memory_option, read_problem_with, seconds, user_errors
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+
+
+@main.command()
+@click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
+@click.argument("plan_file", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False))
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False),
+              help="Picture to write (.png, .svg, .pdf).")
+@click.option("--planner", default=None,
+              help="Without PLAN: plan with this planner [default: the exact reference].")
+@click.option("--time-limit", default=10.0, show_default=True, callback=seconds,
+              help="Without PLAN and --planner: seconds for the exact reference (cached).")
+@click.option("--color", "color_by",
+              type=click.Choice(["size", "lifetime", "start", "traffic", "none"]),
+              default="size", show_default=True,
+              help="What the colour of a buffer shows (traffic: bytes moved per byte).")
+@click.option("--size", "size", default="1600x900", show_default=True,
+              help="Picture size in pixels, WIDTHxHEIGHT.")
+@memory_option
+@user_errors
+def plot(problem_file: str, plan_file: str | None, output: str, planner: str | None,
+         time_limit: float, color_by: str, size: str, memories: tuple[str, ...]) -> None:
+    """Draw a plan: time across, offset up, a rectangle per buffer, a panel per pool.
+
+    Without PLAN, one is made now (--planner, else the exact reference, from the grader's cache
+    $CPPLAN_CACHE or .cpplan-cache where it exists; none is created)."""
+    from ..io import read_plan
+    from ..plan import check
+    from ..plot import save_plot
+
+    try:
+        width, height = (int(v) for v in size.lower().split("x"))
+    except ValueError:
+        raise CpplanError(f"--size must be WIDTHxHEIGHT in pixels, got {size!r}") from None
+    problem = read_problem_with(problem_file, memories)
+    if plan_file is not None:
+        if planner is not None:
+            raise CpplanError("give a PLAN file or --planner, not both")
+        plan = read_plan(plan_file, problem)
+    elif planner is not None:
+        from ..planners import get
+
+        plan = get(planner)(problem)
+    else:
+        from ..grade import cached_plan, default_cache_dir, reference
+        from ..grade.reference_solve import solve_reference
+
+        cache = default_cache_dir()
+        found: Plan | None
+        if cache.is_dir():  # the grader's cache where there is one; a plot makes none
+            reference(problem, time_limit=time_limit, cache_dir=cache)
+            found = cached_plan(problem, cache)
+        else:
+            found = solve_reference(problem, time_limit=time_limit)[1]
+        if found is None or found.status == "infeasible":
+            raise CpplanError("the exact reference found no plan (is the problem infeasible?)")
+        plan = found
+    bad = check(problem, plan)
+    if bad:
+        click.echo(f"cpplan: warning: the plan is invalid ({len(bad)} violations, first: "
+                   f"{bad[0]}); drawn anyway", err=True)
+    save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
+    click.echo(f"wrote {output}: {plan.summary()}", err=True)
