@@ -14,7 +14,7 @@ answer a hover within 3 s. Prints the machine's load first (2 shared cores: figu
 it).
 
     python benchmarks/view.py [--repeat 3] [--only Y_1] [--keep DIR] [--backend canvas webgl]
-    python benchmarks/view.py --readme benchmarks/view-resnet50.png   # the README's picture
+    python benchmarks/view.py --readme docs/view-resnet50.png   # the README's picture
 
 ``--readme PNG`` instead writes the page of torchvision's resnet50 (224 x 224, random weights)
 lowered by ExecuTorch, its greedy plan against cpplan's (what ``cpplan executorch --view``
