@@ -36,6 +36,7 @@ EXTRAS = {
     "onnx": ("onnx", "onnx"),
     "onnxruntime": ("onnxruntime", "ort"),
     "cpplan.plot": ("matplotlib", "plot"),
+    "cpplan.view": ("bokeh", "view"),
 }
 # Docstrings with examples (``>>>``), run with doctest.
 DOCTEST_MODULES = ["cpplan", "cpplan.memories", "cpplan.grade.specs"]

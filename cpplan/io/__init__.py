@@ -2,23 +2,26 @@
 
 ``.json`` is cpplan's native format (:mod:`cpplan.io.native`), ``.csv`` is MiniMalloc's
 (:mod:`cpplan.io.minimalloc`). Writers are atomic: a failed write leaves no partial file.
+
+Exports are files for other tools, written only (never read back), named by format rather than
+extension (:data:`EXPORTS`, :func:`export_plan`): ``chrome-trace``, the Chrome trace-event
+JSON that Perfetto UI opens (:mod:`cpplan.io.chrome_trace`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from ..errors import FormatError
 from ..plan import Plan, ensure_valid
 from ..problem import Problem
-from . import minimalloc, native
+from . import chrome_trace, minimalloc, native
 from .atomic import ensure_writable
 
 __all__ = ["read_problem", "write_problem", "read_plan", "write_plan", "check_output",
-           "FORMATS"]
-
-
+           "FORMATS", "EXPORTS", "export_plan"]
 
 class Format(Protocol):
     """What a format module provides (:mod:`.native`, :mod:`.minimalloc`): a new format is a
@@ -136,3 +139,20 @@ def check_output(path: str | Path) -> Path:
     """
     _module(path)
     return ensure_writable(path)
+
+
+#: Export formats by name: ``write(problem, plan, path)`` (the plan checked first).
+EXPORTS: dict[str, Callable[[Problem, Plan, Path], Path]] = {
+    "chrome-trace": chrome_trace.write_chrome_trace,
+}
+
+
+def export_plan(problem: Problem, plan: Plan, path: str | Path, fmt: str) -> Path:
+    """Write ``plan`` to ``path`` in export format ``fmt`` (one of :data:`EXPORTS`), once it
+    has passed the checker (:class:`PlanError` if not). Atomic."""
+    try:
+        write = EXPORTS[fmt]
+    except KeyError:
+        raise FormatError(f"unknown export format {fmt!r}; expected one of "
+                          f"{', '.join(sorted(EXPORTS))}", source=str(path)) from None
+    return write(problem, ensure_valid(problem, plan), Path(path))

@@ -47,13 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CpplanError, missing_extra
+from ..errors import CpplanError, PlanError, missing_extra
 from ..plan import Placement, Plan, ensure_valid
 from ..problem import Alias, Buffer, Pool, Problem
 
 __all__ = ["ArenaReport", "CpplanAlgorithm", "memory_planning_pass", "problem_from_specs",
            "problem_in_memories", "pool_mem_ids", "extract_pt2", "describe", "lower_pt2",
-           "report_lines", "DEFAULT_ALIGNMENT"]
+           "greedy_plan", "compared_plans", "report_lines", "DEFAULT_ALIGNMENT"]
 
 #: ExecuTorch's default alignment (``executorch.exir.tensor.ALIGNMENT``).
 DEFAULT_ALIGNMENT = 16
@@ -597,20 +597,59 @@ def lower(program: Any, mpp: Any, *, constant_prop: bool = False) -> Any:
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=mpp))
 
 
+#: What receives the program graph's problem and the plans compared on it, label -> plan
+#: (``cpplan executorch --view``: :func:`cpplan.view.write_view`).
+Compared = Callable[[Problem, dict[str, Plan]], object]
+
+
 def lower_pt2(path: str | Path, time_limit: float = 10.0,
               alignment: int = DEFAULT_ALIGNMENT, *, constant_prop: bool = False,
-              **solve_options: Any) -> tuple[bytes, list]:
+              view: Compared | None = None, **solve_options: Any) -> tuple[bytes, list]:
     """The ExecuTorch program (``.pte`` bytes) of the ExportedProgram at ``path``, planned by
     cpplan, and the :class:`ArenaReport` of every arena (``constant_prop``: after ExecuTorch's
     ``constant_prop_pass``). An error of cpplan's raised inside ExecuTorch's passes comes out
-    as itself; any other failure to lower as a :class:`CpplanError` naming the file."""
+    as itself; any other failure to lower as a :class:`CpplanError` naming the file. ``view``
+    is called with the program graph's problem and its plans (:func:`compared_plans`)."""
     exported = load_exported(path)
     mpp = memory_planning_pass(time_limit, alignment, **solve_options)
     try:
         program = lower(exported, mpp, constant_prop=constant_prop)
     except Exception as e:
         raise _cpplan_error(e, f"{path}: ExecuTorch could not lower it") from None
+    if view is not None:
+        view(*compared_plans(mpp.cpplan))
     return bytes(program.buffer), list(mpp.arenas)
+
+
+def greedy_plan(problem: Problem) -> Plan:
+    """ExecuTorch's own greedy plan of a problem :class:`CpplanAlgorithm` made (it gives every
+    buffer greedy's offset as its ``hint``): each tensor where greedy put it, the space reserved
+    for sub-graphs at its fixed offset; checked. Where greedy's offsets are missing, or break
+    the checker (an alias greedy laid out otherwise), the ``executorch-greedy`` replica's plan
+    (it reproduces greedy's: ``tests/runtimes/test_executorch.py``), named as such."""
+    if all(b.hint is not None or b.offset is not None for b in problem.buffers):
+        placements = {b.id: Placement(problem.candidates(b)[0],
+                                      b.offset if b.offset is not None else int(b.hint or 0))
+                      for b in problem.buffers}
+        try:
+            return ensure_valid(problem, Plan.build(problem, placements,
+                                                    planner="executorch-greedy"))
+        except PlanError:
+            pass
+    from ..planners.registry import get
+
+    return ensure_valid(problem, get("executorch-greedy")(problem).with_record(
+        planner="executorch-greedy (replica)"))
+
+
+def compared_plans(algorithm: CpplanAlgorithm) -> tuple[Problem, dict[str, Plan]]:
+    """The program's own graph (ExecuTorch plans it last, after its sub-graphs) as ``algorithm``
+    planned it, and its plans by label: ExecuTorch's greedy (:func:`greedy_plan`), then
+    cpplan's."""
+    if not algorithm.problems:
+        raise CpplanError("nothing was planned: no graph reached cpplan's planning pass")
+    problem, plan = algorithm.problems[-1], algorithm.plans[-1]
+    return problem, {"ExecuTorch greedy": greedy_plan(problem), "cpplan": plan}
 
 
 def _cpplan_error(error: BaseException, context: str) -> CpplanError:

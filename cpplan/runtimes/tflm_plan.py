@@ -54,6 +54,11 @@ class TflmPlan:
     default_run: tflm_interpreter.Run  # the original model in TFLM
     planned_run: tflm_interpreter.Run  # the planned model in TFLM
 
+    def compared(self) -> dict[str, Plan]:
+        """TFLM's default plan (the tflm-greedy replica, whose head TFLM measures the same) and
+        cpplan's, by label: what ``cpplan tflm --view`` shows (:func:`cpplan.view.write_view`)."""
+        return {"TFLM greedy": get("tflm-greedy")(self.problem), "cpplan": self.plan}
+
     @property
     def saving(self) -> float:
         """Fraction of the default head saved."""

@@ -6,6 +6,7 @@ CI). Inputs are 64 x 64 to keep the suite fast; ``benchmarks/executorch.py`` mea
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import pytest
@@ -633,3 +634,30 @@ def test_cond_sub_graphs_in_memories():
     assert arena_sizes(program)[1] <= 2048
     for p in (torch.ones(1), -torch.ones(1)):
         assert torch.equal(run(bytes(program.buffer), (x, p))[0], run(default_pte, (x, p))[0])
+
+
+# -- the page ------------------------------------------------------------------------------------
+def test_compared_plans_for_the_view(tmp_path):
+    """``cpplan executorch --view``: ExecuTorch's greedy plan (its own offsets, read from the
+    hints cpplan's pass gave every buffer) against cpplan's, both checked."""
+    require("bokeh", "view")
+    from cpplan.view import differences, write_view
+
+    mpp = lowered("mobilenet_v3_small", True)[5]
+    problem, plans = et.compared_plans(mpp.cpplan)
+    assert list(plans) == ["ExecuTorch greedy", "cpplan"]
+    arena = mpp.arenas[-1]
+    assert plans["ExecuTorch greedy"].planner == "executorch-greedy"
+    assert plans["ExecuTorch greedy"].heights["mem1"] == arena.greedy_bytes
+    assert plans["cpplan"].heights["mem1"] == arena.bytes
+    write_view(problem, plans, tmp_path / "view.html")
+    assert differences(problem, plans)[0].startswith(
+        f"ExecuTorch greedy uses {arena.greedy_bytes:,} bytes, cpplan {arena.bytes:,}: "
+        f"{arena.saved:,} bytes")
+    # Without greedy's offsets (a problem read from a file): the replica, named so.
+    bare = problem.replace(buffers=tuple(dataclasses.replace(b, hint=None)
+                                         for b in problem.buffers))
+    replica = et.greedy_plan(bare)
+    assert replica.planner == "executorch-greedy (replica)"
+    assert replica.heights == plans["ExecuTorch greedy"].heights
+

@@ -389,3 +389,21 @@ def test_scratch_traffic_and_what_the_user_states(tmp_path: Path) -> None:
     r = cli("extract", model_path("mean_int8"), "-o", tmp_path / "q.json", "--traffic", "no=1")
     assert r.exit_code == 2 and "'no': no planned buffer" in r.output
     assert not (tmp_path / "q.json").exists()
+
+
+# -- the page ------------------------------------------------------------------------------------
+def test_compared_plans_for_the_view(planned: dict, tmp_path: Path) -> None:
+    """``cpplan tflm --view``: TFLM's default plan (its greedy, whose head TFLM measures the
+    same) against cpplan's, both checked, on one page."""
+    require("bokeh", "view")
+    from cpplan.view import differences, write_view
+
+    result = planned["branchy_int8"]
+    plans = result.compared()
+    assert list(plans) == ["TFLM greedy", "cpplan"]
+    assert plans["TFLM greedy"].height == result.greedy_head
+    assert plans["cpplan"] is result.plan
+    write_view(result.problem, plans, tmp_path / "view.html")
+    greedy, ours = result.greedy_head, result.plan.height
+    assert differences(result.problem, plans)[0].startswith(
+        f"TFLM greedy uses {greedy:,} bytes, cpplan {ours:,}: {greedy - ours:,} bytes")
