@@ -19,6 +19,11 @@ it).
 ``--readme PNG`` instead writes the page of torchvision's resnet50 (224 x 224, random weights)
 lowered by ExecuTorch, its greedy plan against cpplan's (what ``cpplan executorch --view``
 writes; needs cpplan[executorch]), and the browser's screenshot of it.
+
+Needs ``pip install ".[view,test]"`` (bokeh, selenium) and Debian's ``chromium`` and
+``chromium-driver``: without one, says which and exits 1. Each page's row is printed as it is
+measured; a page that raises or logs errors in the browser's console is marked FAILED, and the
+script exits 1 after the others. Takes about DURATION on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations
@@ -63,12 +68,13 @@ def hover_target(problem: Problem, plan: object) -> tuple[str, float, float]:
 
 
 def measure(driver: object, path: Path, problem: Problem, plans: dict, repeat: int
-            ) -> tuple[list[float], list[float], list[float], list[float]]:
+            ) -> tuple[list[float], list[float], list[float], list[float], int]:
     import re
 
     from tests.browser import console_errors, hover, open_page
 
     loads, idles, hovers, walls = [], [], [], []
+    failures = 0
     last = list(plans)[-1]
     pool = plans[last].pool(hover_target(problem, plans[last])[0])
     for _ in range(repeat):
@@ -78,12 +84,13 @@ def measure(driver: object, path: Path, problem: Problem, plans: dict, repeat: i
         idles.extend(int(m.group(1)) / 1000 for m in idle if m)
         errors = [e for e in logs if e["level"] == "SEVERE"]
         if errors or console_errors(driver):
-            print(f"  console errors: {errors[:3]}")
+            failures += 1
+            print(f"  console errors: {errors[:3]}", flush=True)
         bid, x, y = hover_target(problem, plans[last])
         got = hover(driver, f"panel {len(plans) - 1} {pool}", x, y, bid, timeout=60)
         hovers.append((got.page_ms or 0) / 1000)
         walls.append(got.seconds)
-    return loads, idles, hovers, walls
+    return loads, idles, hovers, walls, failures
 
 
 def readme_picture(png: Path, folder: Path) -> None:
@@ -115,8 +122,9 @@ def readme_picture(png: Path, folder: Path) -> None:
     print(f"wrote {png} (the page: {page})")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, help="instance names (file stems)")
     ap.add_argument("--keep", type=Path, default=None, help="write the pages here")
@@ -126,45 +134,79 @@ def main() -> None:
     ap.add_argument("--readme", type=Path, default=None, metavar="PNG",
                     help="write the README's screenshot (resnet50 in ExecuTorch) instead")
     args = ap.parse_args()
-    from tests.browser import chromium
+    for module, extra in (("bokeh", "view"), ("selenium", "test")):
+        try:
+            __import__(module)
+        except ImportError as e:
+            print(f"missing module {e.name or module}: pip install \".[{extra}]\" (this "
+                  "benchmark needs \".[view,test]\")", file=sys.stderr)
+            return 1
+    import pytest
+
+    from tests.browser import chromium, require_browser
+
+    try:
+        require_browser()
+    except pytest.skip.Exception as e:  # (outside pytest: its message says what to install)
+        print(e, file=sys.stderr)
+        return 1
 
     if args.readme is not None:
         folder = args.keep or Path(tempfile.mkdtemp(prefix="cpplan-view-"))
         folder.mkdir(parents=True, exist_ok=True)
         readme_picture(args.readme, folder)
-        return
+        return 0
 
-    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+          flush=True)
     folder = args.keep or Path(tempfile.mkdtemp(prefix="cpplan-view-"))
     folder.mkdir(parents=True, exist_ok=True)
     head = (f"{'instance':<28} {'draw':>6} {'plans':>5} {'buffers':>8} {'MB':>6} {'build s':>8} "
             f"{'load s (idle)':>16} {'hover s (round trip)':>22}")
-    print(head)
+    print(head, flush=True)
+    failed: list[str] = []
     with chromium() as driver:
         for path in instances():
             if args.only and path.stem not in args.only:
                 continue
-            problem = read_problem(path)
-            first = get("first-fit")(problem, time_limit=args.time_limit)
-            best = get("best-fit")(problem, time_limit=args.time_limit)
-            cases = [{"first-fit": first, "best-fit": best}]
-            if len(problem.buffers) > 10000:
-                cases.insert(0, {"best-fit": best})
-            for plans, backend in ((p, b) for p in cases for b in args.backend):
-                page = folder / f"{path.stem}.{len(plans)}.{backend}.html"
-                started = time.perf_counter()
-                write_view(problem, plans, page, backend=backend)
-                build = time.perf_counter() - started
-                loads, idles, hovers, walls = measure(driver, page, problem, plans, args.repeat)
-                load = f"{statistics.median(loads):.2f} ({statistics.median(idles):.2f})" \
-                    if idles else f"{statistics.median(loads):.2f}"
-                hov = f"{statistics.median(hovers):.3f} ({statistics.median(walls):.2f})"
-                print(f"{path.stem:<28} {backend:>6} {len(plans):>5} {len(problem.buffers):>8} "
-                      f"{page.stat().st_size / 1e6:>6.2f} {build:>8.2f} {load:>16} {hov:>22}"
-                      f"   slowest load {max(loads):.2f}, hover {max(hovers):.3f}",
-                      flush=True)
+            try:
+                failed += pages(driver, path, folder, args)
+            except Exception as e:
+                failed.append(path.stem)
+                print(f"{path.stem:<28} FAILED: {type(e).__name__}: {e}", flush=True)
     print(f"pages in {folder}")
+    for f in failed:
+        print(f"FAILED {f}")
+    return 1 if failed else 0
+
+
+def pages(driver: object, path: Path, folder: Path, args: argparse.Namespace) -> list[str]:
+    """Build, open and hover ``path``'s pages, a row each; the pages that failed."""
+    failed = []
+    problem = read_problem(path)
+    first = get("first-fit")(problem, time_limit=args.time_limit)
+    best = get("best-fit")(problem, time_limit=args.time_limit)
+    cases = [{"first-fit": first, "best-fit": best}]
+    if len(problem.buffers) > 10000:
+        cases.insert(0, {"best-fit": best})
+    for plans, backend in ((p, b) for p in cases for b in args.backend):
+        page = folder / f"{path.stem}.{len(plans)}.{backend}.html"
+        started = time.perf_counter()
+        write_view(problem, plans, page, backend=backend)
+        build = time.perf_counter() - started
+        loads, idles, hovers, walls, errors = measure(driver, page, problem, plans,
+                                                      args.repeat)
+        if errors:
+            failed.append(f"{page.name}: errors in the browser's console")
+        load = f"{statistics.median(loads):.2f} ({statistics.median(idles):.2f})" \
+            if idles else f"{statistics.median(loads):.2f}"
+        hov = f"{statistics.median(hovers):.3f} ({statistics.median(walls):.2f})"
+        print(f"{path.stem:<28} {backend:>6} {len(plans):>5} {len(problem.buffers):>8} "
+              f"{page.stat().st_size / 1e6:>6.2f} {build:>8.2f} {load:>16} {hov:>22}"
+              f"   slowest load {max(loads):.2f}, hover {max(hovers):.3f}"
+              + ("   FAILED: console errors" if errors else ""), flush=True)
+    return failed
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
