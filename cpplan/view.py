@@ -41,8 +41,8 @@ from .names import buffer_names
 from .plan import Plan, ensure_valid
 from .problem import Problem
 
-__all__ = ["write_view", "view_html", "view_layout", "show_view", "View", "differences",
-           "pool_figures", "PoolFigures", "labelled", "MAX_PIECES", "BACKENDS"]
+__all__ = ["write_view", "require_bokeh", "view_html", "view_layout", "show_view", "View",
+           "differences", "pool_figures", "PoolFigures", "labelled", "MAX_PIECES", "BACKENDS"]
 
 #: Rectangles per plan drawn at most (the smallest beyond it are left out, and the page says so).
 MAX_PIECES = 250_000
@@ -53,6 +53,12 @@ MAX_PIECES = 250_000
 #: and there it is several times slower: idealloc's Y_1 takes about 10 s to open in headless
 #: Chromium here with ``webgl`` against 1.5 s with ``canvas`` (``benchmarks/view.py``).
 BACKENDS = ("canvas", "webgl")
+
+
+def require_bokeh() -> None:
+    """Raise the error naming the ``view`` extra when Bokeh is missing (before long work whose
+    result is to be shown)."""
+    _bokeh()
 
 
 def _bokeh() -> Any:

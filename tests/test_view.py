@@ -229,6 +229,80 @@ def test_without_bokeh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         write_view(problem, plans, tmp_path / "page.html")
 
 
+# -- from the command line ------------------------------------------------------------------------
+def cli(*args: object) -> Any:
+    from click.testing import CliRunner
+
+    from cpplan.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_cpplan_view_of_plan_files_and_planners(tmp_path: Path) -> None:
+    problem, plans = branchy()
+    from cpplan.io import write_plan
+
+    write_plan(problem, plans["tflm-greedy"], tmp_path / "greedy.plan.json")
+    page = tmp_path / "page.html"
+    result = cli("view", BRANCHY, tmp_path / "greedy.plan.json", "--planner", "best-fit",
+                 "-o", page)
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    greedy, best = plans["tflm-greedy"].height, plans["best-fit"].height
+    assert f"greedy uses {greedy:,} bytes, best-fit {best:,}" in text
+    assert "2 plans of" in result.output
+
+
+def test_cpplan_view_refuses_an_invalid_plan_in_one_line(tmp_path: Path) -> None:
+    import json
+
+    from cpplan.io import write_plan
+
+    problem, plans = branchy()
+    write_plan(problem, plans["best-fit"], tmp_path / "bad.plan.json")
+    data = json.loads((tmp_path / "bad.plan.json").read_text())
+    for placement in data["placements"]:
+        placement["offset"] = 0  # everything on top of everything
+    (tmp_path / "bad.plan.json").write_text(json.dumps(data))
+    result = cli("view", BRANCHY, tmp_path / "bad.plan.json", "-o", tmp_path / "page.html")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_cpplan_export_writes_a_chrome_trace(tmp_path: Path) -> None:
+    import json
+
+    from cpplan.io import EXPORTS, write_plan
+
+    problem, plans = branchy()
+    write_plan(problem, plans["best-fit"], tmp_path / "p.plan.json")
+    result = cli("export", BRANCHY, tmp_path / "p.plan.json", "--format", "chrome-trace",
+                 "-o", tmp_path / "trace.json")
+    assert result.exit_code == 0, result.output
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) >= len(problem.buffers)
+    from cpplan.cli.convert import export
+
+    choices = next(p for p in export.params if p.name == "fmt").type.choices
+    assert sorted(choices) == sorted(EXPORTS)  # the CLI names every format io can write
+
+
+def test_cpplan_tflm_view_shows_tflms_plan_beside_cpplans(tmp_path: Path) -> None:
+    require("tflite_micro", "tflite")
+    page = tmp_path / "branchy.html"
+    result = cli("tflm", ROOT / "instances" / "tflite" / "branchy_int8.tflite", "-q",
+                 "-o", tmp_path / "planned.tflite", "--view", page)
+    assert result.exit_code == 0, result.output
+    assert "TFLM greedy uses" in page.read_text() and f"wrote {page}" in result.output
+
+
+def test_cpplan_executorch_view_is_for_one_arena(tmp_path: Path) -> None:
+    result = cli("executorch", tmp_path / "m.pt2", "-o", tmp_path / "m.pte", "--memory",
+                 "sram:1KiB:1", "--view", tmp_path / "v.html")
+    assert result.exit_code == 2 and "--view" in result.output
+    assert not (tmp_path / "v.html").exists()
+
+
 def test_browser_tests_skip_without_chromium_but_fail_in_ci(monkeypatch: pytest.MonkeyPatch,
                                                             tmp_path: Path) -> None:
     from .browser import require_browser

@@ -171,3 +171,22 @@ def _onnx(model: str, output: str, front_end: FrontEndOptions) -> list[str]:
                           "--in-place and --concat-in-place)")
     write_problem(problem, output)
     return [f"wrote {output}: " + "\n".join(describe(problem))]
+
+
+@main.command()
+@click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
+@click.argument("plan_file", metavar="PLAN", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["chrome-trace"]), default="chrome-trace",
+              show_default=True,
+              help="chrome-trace: Chrome's trace events, which Perfetto UI and chrome://tracing "
+                   "open (a track per pool, a slice per buffer, bytes live per pool).")
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False),
+              help="The file to write.")
+@user_errors
+def export(problem_file: str, plan_file: str, fmt: str, output: str) -> None:
+    """Export a plan (checked first) for other tools to show."""
+    from ..io import export_plan, read_plan, read_problem
+
+    problem = read_problem(problem_file)
+    export_plan(problem, read_plan(plan_file, problem), output, fmt)
+    click.echo(f"wrote {output}: {fmt} of {len(problem.buffers)} buffers", err=True)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import CpplanError
 from .common import fail, main, seconds, user_errors
 from .frontend import alignment, front_end_options
 
@@ -28,9 +29,12 @@ if TYPE_CHECKING:
 @click.option("--constant-prop", is_flag=True,
               help="Run ExecuTorch's constant_prop_pass first (weights computed from weights, "
                    "such as a transposed linear weight, become constants, not arena tensors).")
+@click.option("--view", "view_file", type=click.Path(dir_okay=False),
+              help="Also write the interactive page of ExecuTorch's greedy plan of the program's "
+                   "graph beside cpplan's (.html; needs cpplan[view]; not with --memory).")
 @user_errors
 def executorch(model: str, output: str, time_limit: float, memories: tuple[str, ...],
-               constant_prop: bool, front_end: FrontEndOptions) -> None:
+               constant_prop: bool, view_file: str | None, front_end: FrontEndOptions) -> None:
     """Plan a PyTorch ExportedProgram (torch.export.save) with cpplan and write the ExecuTorch
     program; prints ExecuTorch's greedy arena beside cpplan's (needs cpplan[executorch]).
 
@@ -42,13 +46,31 @@ def executorch(model: str, output: str, time_limit: float, memories: tuple[str, 
 
     ensure_writable(output)  # before the work, not after it
     align = alignment(front_end, "pt2")
+    if view_file is not None:
+        if memories:
+            raise CpplanError("--view shows ExecuTorch's greedy plan beside cpplan's in one "
+                              "arena; with --memory the table compares the planners")
+        from ..view import require_bokeh
+
+        ensure_writable(view_file)
+        require_bokeh()
     if not memories:
+        import functools
+
         from ..runtimes.executorch import lower_pt2, report_lines
 
-        data, arenas = lower_pt2(model, time_limit, align, constant_prop=constant_prop)
+        view = None
+        if view_file is not None:
+            from ..view import write_view
+
+            view = functools.partial(write_view, path=view_file)
+        data, arenas = lower_pt2(model, time_limit, align, constant_prop=constant_prop,
+                                 view=view)
         write_bytes_atomic(output, data)
         for line in [f"wrote {output} ({len(data)} bytes)", *report_lines(arenas)]:
             click.echo(line)
+        if view_file is not None:
+            click.echo(f"wrote {view_file}")
         return
     from ..memories import parse_memory
     from ..runtimes.executorch_tiers import NoPlanError, lower_pt2_in_memories, memory_map

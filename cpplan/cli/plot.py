@@ -1,4 +1,4 @@
-"""``cpplan plot``: a picture of a plan."""
+"""``cpplan plot`` (a picture of a plan) and ``cpplan view`` (an interactive page of plans)."""
 
 from __future__ import annotations
 
@@ -73,3 +73,46 @@ def plot(problem_file: str, plan_file: str | None, output: str, planner: str | N
                    f"{bad[0]}); drawn anyway", err=True)
     save_plot(problem, plan, output, width=width, height=height, color_by=color_by)
     click.echo(f"wrote {output}: {plan.summary()}", err=True)
+
+
+@main.command()
+@click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
+@click.argument("plan_files", metavar="[PLAN ...]", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False),
+              help="The page to write (.html: one file, opens from disk, nothing fetched).")
+@click.option("--planner", "planners", multiple=True,
+              help="Also plan with this planner and show it (repeatable); with no PLAN and no "
+                   "--planner: best-fit.")
+@click.option("--time-limit", default=10.0, show_default=True, callback=seconds,
+              help="Seconds for each --planner.")
+@click.option("--backend", type=click.Choice(["canvas", "webgl"]), default="canvas",
+              show_default=True,
+              help="How the browser draws (webgl: faster on a GPU, slower in software).")
+@memory_option
+@user_errors
+def view(problem_file: str, plan_files: tuple[str, ...], output: str, planners: tuple[str, ...],
+         time_limit: float, backend: str, memories: tuple[str, ...]) -> None:
+    """Write an interactive page of one plan, or of several side by side on linked axes: a
+    panel per pool, hover for a buffer's id, size, lifetime, offset and names, the load curve,
+    the lower bound and the peak; the first plan is the one the others are compared with
+    (needs cpplan[view])."""
+    from pathlib import Path
+
+    from ..deadline import PlanOptions
+    from ..io import read_plan
+    from ..io.atomic import ensure_writable
+    from ..planners import get
+    from ..view import write_view
+
+    ensure_writable(output)
+    problem = read_problem_with(problem_file, memories)
+    plans: dict[str, Plan] = {}
+    for path in plan_files:
+        label = Path(path).name.split(".")[0]
+        plans[label if label not in plans else path] = read_plan(path, problem)
+    for name in planners or (() if plan_files else ("best-fit",)):
+        plans[name] = get(name)(problem, PlanOptions(time_limit))
+    write_view(problem, plans, output, backend=backend)
+    click.echo(f"wrote {output}: {len(plans)} plan{'s' if len(plans) > 1 else ''} of "
+               f"{len(problem.buffers)} buffers in {len(problem.pools)} "
+               f"pool{'s' if len(problem.pools) > 1 else ''}", err=True)

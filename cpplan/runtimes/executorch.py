@@ -361,6 +361,17 @@ def storage_objects(entries: list[tuple[Any, int, int, int]]) -> dict[int, int]:
 
 
 # -- the algorithm ---------------------------------------------------------------------------------
+def solve_with(solver: Callable[..., Plan] | None, problem: Problem, time_limit: float,
+               options: dict[str, Any]) -> Plan:
+    """``solver`` (a function taking the problem, ``time_limit=`` and ``options``), or
+    :func:`cpplan.solve.solve` when there is none: how a planning pass plans each graph."""
+    if solver is not None:
+        return solver(problem, time_limit=time_limit, **options)
+    from ..solve import solve
+
+    return solve(problem, time_limit=time_limit, **options)
+
+
 class CpplanAlgorithm:
     """An ExecuTorch memory-planning algorithm (``(alignment, specs, graph_module,
     graph_signature, extra_padding) -> MemoryAlgoResult``) that plans with cpplan.
@@ -387,11 +398,7 @@ class CpplanAlgorithm:
         self.plans: list[Plan] = []
 
     def solve(self, problem: Problem) -> Plan:
-        if self._solver is not None:
-            return self._solver(problem, time_limit=self.time_limit, **self.solve_options)
-        from ..solve import solve
-
-        return solve(problem, time_limit=self.time_limit, **self.solve_options)
+        return solve_with(self._solver, problem, self.time_limit, self.solve_options)
 
     def __call__(self, alignment: int, specs: Iterable[Any], graph_module: Any,
                  graph_signature: Any, extra_padding: int = 0) -> Any:

@@ -46,7 +46,13 @@ from ..errors import CapacityError, CpplanError, ProblemError
 from ..memories import Memory
 from ..plan import Placement, Plan, check, ensure_valid
 from ..problem import Pool, Problem
-from .executorch import RESERVED, pool_mem_ids, problem_in_memories, storage_objects
+from .executorch import (
+    RESERVED,
+    pool_mem_ids,
+    problem_in_memories,
+    solve_with,
+    storage_objects,
+)
 
 __all__ = ["MemoryUse", "Outcome", "TierReport", "TierAlgorithm", "NoPlanError",
            "memory_map", "memory_pools", "executorch_outcomes", "arena_sizes", "check_arenas",
@@ -267,11 +273,7 @@ class TierAlgorithm:
         self.plans: list[Plan] = []
 
     def solve(self, problem: Problem) -> Plan:
-        if self._solver is not None:
-            return self._solver(problem, time_limit=self.time_limit, **self.solve_options)
-        from ..solve import solve
-
-        return solve(problem, time_limit=self.time_limit, **self.solve_options)
+        return solve_with(self._solver, problem, self.time_limit, self.solve_options)
 
     def __call__(self, alignment: int, specs: Iterable[Any], graph_module: Any,
                  graph_signature: Any, extra_padding: int = 0) -> Any:
