@@ -40,7 +40,7 @@ def views_dir(path: str | Path) -> Path:
 
 def write_html(report: Report, path: str | Path, *, specs: Sequence[PlannerSpec] = (),
                cache_dir: str | Path | None = None, views: bool = True,
-               planner_time_limit: float | None = None) -> Path:
+               planner_time_limit: float | None = None, jobs: int = 1) -> Path:
     """Write the page of ``report`` to ``path`` (atomic) and, with ``views``, its views.
 
     Args:
@@ -51,6 +51,7 @@ def write_html(report: Report, path: str | Path, *, specs: Sequence[PlannerSpec]
         cache_dir: The grader's cache, where the reference plans are.
         views: Write the views (needs Bokeh: the ``view`` extra).
         planner_time_limit: Seconds a planner may take to make its plan again.
+        jobs: Instances whose views are written at once, each in a process of its own.
 
     Returns:
         The page's path.
@@ -62,64 +63,89 @@ def write_html(report: Report, path: str | Path, *, specs: Sequence[PlannerSpec]
     notes: list[str] = []
     if views:
         links, notes = write_views(report, specs, views_dir(path), cache_dir=cache_dir,
-                                   planner_time_limit=planner_time_limit)
+                                   planner_time_limit=planner_time_limit, jobs=jobs)
     write_text_atomic(path, page(report, links, notes))
     return path
 
 
 def write_views(report: Report, specs: Sequence[PlannerSpec], folder: Path, *,
-                cache_dir: str | Path | None = None, planner_time_limit: float | None = None
-                ) -> tuple[dict[tuple[str, str], str], list[str]]:
-    """Write a view per (instance, planner) with a valid plan into ``folder``.
+                cache_dir: str | Path | None = None, planner_time_limit: float | None = None,
+                jobs: int = 1) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """Write a view per (instance, planner) with a valid plan into ``folder``; ``jobs > 1``
+    writes the views of that many instances at once, each in a process of its own.
 
     Returns:
         The links, ``(instance, planner) -> "folder/page.html"`` (relative to the folder's
         parent), and a sentence per view that could not be made.
     """
+    from .view import require_bokeh, shared_resources
+
+    require_bokeh()
+    folder.mkdir(parents=True, exist_ok=True)
+    shared_resources(folder)
+    by_label = {s.label: s for s in specs}
+    use_ref = cache_dir is not None and report.time_limit > 0
+    used: set[str] = set()
+    work = []
+    for inst in report.graded:
+        cells = [(r.planner, r.objective, _file_name(inst.name, r.planner, used))
+                 for r in inst.results if r.outcome == "ok" and r.planner in by_label]
+        if cells:
+            work.append((inst, [(by_label[p], h, name) for p, h, name in cells]))
+    links: dict[tuple[str, str], str] = {}
+    notes: list[str] = []
+    args = [(inst.name, inst.path, inst.lower_bound or 0, cells, folder,
+             cache_dir if use_ref else None, planner_time_limit) for inst, cells in work]
+    if jobs > 1 and len(args) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(jobs, len(args))) as pool:
+            done = list(pool.map(_instance_views, *zip(*args, strict=True)))
+    else:
+        done = [_instance_views(*a) for a in args]
+    for (inst, _), (made, failed) in zip(work, done, strict=True):
+        links.update({(inst.name, p): f"{folder.name}/{name}" for p, name in made})
+        notes += failed
+    return links, notes
+
+
+def _instance_views(name: str, path: str, lower_bound: int,
+                    cells: list[tuple[PlannerSpec, int | None, str]], folder: Path,
+                    cache_dir: str | Path | None, planner_time_limit: float | None
+                    ) -> tuple[list[tuple[str, str]], list[str]]:
+    """The views of one instance: ``cells`` are (planner, height graded, file name); returns
+    the (planner, file name) written and a sentence per view not made."""
     from .errors import CpplanError
     from .grade.cache import cached_plan
     from .grade.job import planner_plan
     from .io import read_problem
-    from .view import require_bokeh, shared_resources, write_view
+    from .view import shared_resources, write_view
 
-    require_bokeh()
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        problem = read_problem(path)
+        ref = cached_plan(problem, cache_dir) if cache_dir is not None else None
+    except Exception as e:
+        return [], [f"{name}: no views: {_error(e)}"]
     resources = shared_resources(folder)
-    by_label = {s.label: s for s in specs}
-    links: dict[tuple[str, str], str] = {}
-    notes: list[str] = []
-    used: set[str] = set()
-    for inst in report.graded:
-        ok = [r for r in inst.results if r.outcome == "ok" and r.planner in by_label]
-        if not ok:
-            continue
+    made, failed = [], []
+    for spec, height, file in cells:
         try:
-            problem = read_problem(inst.path)
-            ref = (cached_plan(problem, cache_dir)
-                   if cache_dir is not None and report.time_limit > 0 else None)
+            plan = planner_plan(spec, problem, Path(path), lower_bound, planner_time_limit)
+            if isinstance(plan, Result):
+                raise CpplanError(plan.message)
+            if plan.objective != height:
+                raise CpplanError(f"made again, the plan's height is {plan.objective:,}, "
+                                  f"not {height:,} as graded")
+            plans = {spec.label: plan}
+            if ref is not None:
+                plans[REFERENCE if spec.label != REFERENCE else "reference"] = ref
+            write_view(problem, plans, folder / file, resources=resources,
+                       title=f"{name}: {spec.label}" + (" vs cpplan's reference"
+                                                        if ref is not None else ""))
+            made.append((spec.label, file))
         except Exception as e:
-            notes.append(f"{inst.name}: no views: {_error(e)}")
-            continue
-        for r in ok:
-            try:
-                plan = planner_plan(by_label[r.planner], problem, Path(inst.path),
-                                    inst.lower_bound or 0, planner_time_limit)
-                if isinstance(plan, Result):
-                    raise CpplanError(plan.message)
-                if plan.objective != r.objective:
-                    raise CpplanError(f"made again, the plan's height is {plan.objective:,}, "
-                                      f"not {r.objective:,} as graded")
-                plans = {r.planner: plan}
-                if ref is not None:
-                    plans[REFERENCE if r.planner != REFERENCE else "reference"] = ref
-                name = _file_name(inst.name, r.planner, used)
-                write_view(problem, plans, folder / name, resources=resources,
-                           title=f"{inst.name}: {r.planner}" + (" vs cpplan's reference"
-                                                                if ref is not None else ""))
-                links[(inst.name, r.planner)] = f"{folder.name}/{name}"
-            except Exception as e:
-                notes.append(f"{inst.name} / {r.planner}: no view: {_error(e)}")
-    return links, notes
+            failed.append(f"{name} / {spec.label}: no view: {_error(e)}")
+    return made, failed
 
 
 def _error(e: BaseException) -> str:

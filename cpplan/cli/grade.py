@@ -21,7 +21,7 @@ from .common import at_least, main, optional_seconds, seconds, user_errors
 @click.option("--time-limit", default=10.0, show_default=True, callback=seconds,
               help="Seconds for the exact reference per instance (0: no reference).")
 @click.option("--jobs", "-j", default=1, show_default=True, callback=at_least(1),
-              help="Instances in parallel.")
+              help="Instances in parallel (graded; with html, their views written too).")
 @click.option("--planner-time-limit", type=float, default=None, callback=optional_seconds,
               help="Seconds a graded planner may take per instance (its cell: timeout).")
 @click.option("--format", "fmt", type=click.Choice(["md", "csv", "json", "html"]), default=None,
@@ -79,7 +79,7 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
 
         assert output
         write_html(report, output, specs=specs, cache_dir=cache_dir, views=views,
-                   planner_time_limit=planner_time_limit)
+                   planner_time_limit=planner_time_limit, jobs=jobs)
         if not quiet:
             click.echo(f"wrote {output}" + (f" and its views in {views_dir(output)}"
                                             if views else "") + ": "

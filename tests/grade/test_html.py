@@ -105,3 +105,23 @@ def test_a_linked_view_loads_in_chromium_without_console_errors(page: Path) -> N
         open_page(driver, page.parent / link)
         assert console_errors(driver) == []
         assert len(panel_names(driver)) == 2  # the plan and the reference
+
+
+def test_views_in_processes_are_those_of_one_process_and_need_no_reference(tmp_path: Path
+                                                                            ) -> None:
+    require("bokeh", "view")
+    from cpplan.grade import grade, parse_planner
+    from cpplan.grade_html import views_dir, write_html
+
+    folder = tmp_path / "inst"
+    write_instances(folder)
+    specs = [parse_planner("naive"), parse_planner(FIRST_FIT)]
+    report = grade([folder], specs, time_limit=0)  # no reference: each view shows one plan
+    pages = {}
+    for jobs in (1, 2):
+        out = write_html(report, tmp_path / f"r{jobs}.html", specs=specs, jobs=jobs)
+        pages[jobs] = [link.split("/", 1)[1] for link in _links(out.read_text())]
+        for name in pages[jobs]:
+            text = (views_dir(out) / name).read_text()
+            assert "cpplan (reference)" not in text and "the bound is" in text
+    assert pages[1] == pages[2] and len(pages[1]) == 6
