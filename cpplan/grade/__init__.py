@@ -1,7 +1,9 @@
 """Grading allocators: many planners over many instances, measured against the best possible.
 
 :func:`grade` runs planners over problem files and returns a :class:`Report`; the report renders
-itself as a markdown page (:meth:`Report.to_markdown`), CSV rows or JSON. A planner is one of
+itself as a markdown page (:meth:`Report.to_markdown`), CSV rows or JSON, and
+:func:`cpplan.grade_html.write_html` (a layer above, with the views) as a web page. A planner is
+one of
 
 * a registered name (``"naive"``, the replicas of production allocators, cpplan's own);
 * a user's Python allocator, ``"module:function"`` or ``"path/to/file.py:function"``: a function

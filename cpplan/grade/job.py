@@ -161,12 +161,9 @@ def run_planner(spec: PlannerSpec, problem: Problem, path: Path, lb: int,
     planner honours it; a user's function may, by calling :func:`cpplan.deadline.tick`)."""
     started = time.perf_counter()
     try:
-        with Budget(limit).active():
-            got = _call_planner(spec, problem, path, source)
-        if isinstance(got, Result):
-            return got
-        seconds = time.perf_counter() - started
-        plan = as_plan(problem, got, planner=spec.label, lower_bound=lb, seconds=seconds)
+        plan = planner_plan(spec, problem, path, lb, limit, source)
+        if isinstance(plan, Result):
+            return plan
     except OutOfTime:
         return Result(spec.label, "timeout", seconds=time.perf_counter() - started,
                       message=f"no plan within {limit:g} s")
@@ -179,7 +176,22 @@ def run_planner(spec: PlannerSpec, problem: Problem, path: Path, lb: int,
     except Exception as e:  # a planner's bug is reported in its cell, not raised
         return Result(spec.label, "error", seconds=time.perf_counter() - started,
                       message=f"{type(e).__name__}: {e}")
-    return Result(spec.label, "ok", plan.objective, dict(plan.heights), seconds)
+    return Result(spec.label, "ok", plan.objective, dict(plan.heights), plan.seconds)
+
+
+def planner_plan(spec: PlannerSpec, problem: Problem, path: Path, lb: int,
+                 limit: float | None = None, source: str | None = None) -> Plan | Result:
+    """The checked plan of the planner of ``spec`` on ``problem`` (the file ``path``), under a
+    budget of ``limit`` seconds, or its ``missing`` result; raises what the planner raises, and
+    :class:`~cpplan.errors.PlanError` for an invalid plan. :func:`run_planner` grades it; the
+    HTML report (:mod:`cpplan.grade_html`) calls it again to draw the plan."""
+    started = time.perf_counter()
+    with Budget(limit).active():
+        got = _call_planner(spec, problem, path, source)
+    if isinstance(got, Result):
+        return got
+    return as_plan(problem, got, planner=spec.label, lower_bound=lb,
+                   seconds=time.perf_counter() - started)
 
 
 def _call_planner(spec: PlannerSpec, problem: Problem, path: Path,

@@ -37,6 +37,21 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def summary_line(rep: Report) -> str:
+    """The sentence on the reference: which engine, how long, on how many the optimum is
+    proven (the markdown page's and the HTML page's)."""
+    if rep.time_limit > 0:
+        graded = rep.graded
+        opt = sum(1 for i in graded if i.proven_optimum is not None)
+        cached = sum(1 for i in graded if i.reference is not None and i.reference.cached)
+        return (f"Reference: `cpplan.solve`, {rep.time_limit:g} s per instance; optimum proven "
+                f"on {opt} of {len(graded)} instances"
+                + (f" ({cached} reference{'s' * (cached != 1)} from the cache)."
+                   if cached else "."))
+    return ("No reference (time limit 0): lower bound = max-load, best known = best graded "
+            "plan.")
+
+
 def markdown(rep: Report) -> str:
     graded = rep.graded
     lines: list[str] = []
@@ -44,17 +59,7 @@ def markdown(rep: Report) -> str:
     lines.append(f"# cpplan grade: {len(rep.planners)} planner{'s' * (len(rep.planners) != 1)} "
                  f"on {n} instance{'s' * (n != 1)}")
     lines.append("")
-    if rep.time_limit > 0:
-        opt = sum(1 for i in graded if i.proven_optimum is not None)
-        engine = "`cpplan.solve`"
-        cached = sum(1 for i in graded if i.reference is not None and i.reference.cached)
-        lines.append(f"Reference: {engine}, {rep.time_limit:g} s per instance; optimum proven on "
-                     f"{opt} of {len(graded)} instances"
-                     + (f" ({cached} reference{'s' * (cached != 1)} from the cache)."
-                        if cached else "."))
-    else:
-        lines.append("No reference (time limit 0): lower bound = max-load, best known = best "
-                     "graded plan.")
+    lines.append(summary_line(rep))
     lines.append("Ratios are height / best known height (1.000 = as good as anything known); "
                  "✓ = proven optimal; **bold** = best of the graded planners.")
     lines.append("")

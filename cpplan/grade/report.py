@@ -57,7 +57,8 @@ def geomean(values: list[float | None]) -> float | None:
 @dataclass(frozen=True)
 class Report:
     """The grade of ``planners`` over ``instances``; render with :meth:`to_markdown`,
-    :meth:`to_csv` or :meth:`to_json`.
+    :meth:`to_csv` or :meth:`to_json`, or as a web page with
+    :func:`cpplan.grade_html.write_html`.
 
     Args:
         instances: One :class:`~cpplan.grade.results.InstanceReport` per instance.
