@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 
 import pytest
 
@@ -265,10 +266,14 @@ def test_cli_executorch_and_extract(tmp_path):
     pt2 = tmp_path / "m.pt2"
     torch.export.save(export(model, inputs), str(pt2))
     runner = CliRunner()
+    view = ["--view", str(tmp_path / "m.html")] if importlib.util.find_spec("bokeh") else []
     got = runner.invoke(main, ["executorch", str(pt2), "-o", str(tmp_path / "m.pte"),
-                               "--time-limit", "5"])
+                               "--time-limit", "5", *view])
     assert got.exit_code == 0, got.output
     assert "greedy" in got.output and "optimal" in got.output
+    if view:  # the page of ExecuTorch's greedy plan beside cpplan's
+        page = (tmp_path / "m.html").read_text()
+        assert "ExecuTorch greedy" in page and "cpplan" in page
     out = run((tmp_path / "m.pte").read_bytes(), inputs)[0]
     torch.testing.assert_close(out, model(*inputs), rtol=1e-3, atol=1e-4)
 
