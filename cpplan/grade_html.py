@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .grade.markdown import _fmt_int, _fmt_ratio, summary_line
+from .grade.markdown import fmt_int, fmt_ratio, summary_line
 from .grade.results import InstanceReport, Result
 from .grade.specs import PlannerSpec
 
@@ -200,10 +200,10 @@ def page(report: Report, links: dict[tuple[str, str], str], notes: Sequence[str]
     for s in rep.summary():
         fails = ", ".join(f"{v} {k}" for k, v in sorted(s.failures.items()))
         solved = f"{s.solved}/{s.instances}" + (f" ({fails})" if fails else "")
-        worst = _fmt_ratio(s.worst_best) + (f" ({s.worst_instance})" if s.worst_instance else "")
+        worst = fmt_ratio(s.worst_best) + (f" ({s.worst_instance})" if s.worst_instance else "")
         out.append(f"<tr><td>{e(s.planner)}</td><td>{e(solved)}</td>"
-                   f'<td class="n">{_fmt_ratio(s.geomean_best)}</td><td>{e(worst)}</td>'
-                   f'<td class="n">{_fmt_ratio(s.geomean_bound)}</td><td class="n">{s.optimal}'
+                   f'<td class="n">{fmt_ratio(s.geomean_best)}</td><td>{e(worst)}</td>'
+                   f'<td class="n">{fmt_ratio(s.geomean_bound)}</td><td class="n">{s.optimal}'
                    f'</td><td class="n">{s.wins}</td><td class="n">{s.seconds:.2f}</td></tr>')
     out.append("</table>")
     out.append('<h2 id="instances">Per instance (height / best known; the height below)</h2>')
@@ -211,14 +211,14 @@ def page(report: Report, links: dict[tuple[str, str], str], notes: Sequence[str]
                "<th>lower bound</th><th>best known</th>"
                + "".join(f"<th>{e(p)}</th>" for p in rep.planners) + "</tr>")
     for inst in rep.graded:
-        best = _fmt_int(inst.best_known)
+        best = fmt_int(inst.best_known)
         if inst.proven_optimum is not None:
             best += " ✓"
         elif inst.best_known and inst.lower_bound is not None:
             best += f" (gap {100 * (inst.best_known - inst.lower_bound) / inst.best_known:.1f}%)"
         cells = "".join(_cell(inst, p, links.get((inst.name, p))) for p in rep.planners)
         out.append(f"<tr><td>{e(inst.name)}</td><td class=\"n\">{inst.buffers:,}</td>"
-                   f'<td class="n">{_fmt_int(inst.lower_bound)}</td><td class="n">{e(best)}</td>'
+                   f'<td class="n">{fmt_int(inst.lower_bound)}</td><td class="n">{e(best)}</td>'
                    f"{cells}</tr>")
     out.append("</table>")
     if rep.failed:
@@ -245,12 +245,12 @@ def _cell(inst: InstanceReport, planner: str, link: str | None) -> str:
         return "<td>–</td>"
     if r.outcome != "ok":
         return f'<td class="fail" title="{html.escape(r.message)}">{html.escape(r.outcome)}</td>'
-    text = _fmt_ratio(inst.ratio_best(r)) + (" ✓" if inst.optimal(r) else "")
+    text = fmt_ratio(inst.ratio_best(r)) + (" ✓" if inst.optimal(r) else "")
     if link:
         text = f'<a href="{html.escape(link)}">{text}</a>'
     win = ' win' if planner in inst.winners() else ""
-    return (f'<td class="n{win}" title="× lower bound: {_fmt_ratio(inst.ratio_bound(r))}">'
-            f"{text}<br><small>{_fmt_int(r.objective)}</small></td>")
+    return (f'<td class="n{win}" title="× lower bound: {fmt_ratio(inst.ratio_bound(r))}">'
+            f"{text}<br><small>{fmt_int(r.objective)}</small></td>")
 
 
 def _heat_map(report: Report, links: dict[tuple[str, str], str]) -> str:

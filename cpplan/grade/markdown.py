@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .report import Report
 
 
-def _fmt_ratio(v: float | None) -> str:
+def fmt_ratio(v: float | None) -> str:
     if v is None:
         return "–"
     if v == math.inf:
@@ -20,14 +20,14 @@ def _fmt_ratio(v: float | None) -> str:
     return f"{v:.3f}"
 
 
-def _fmt_int(v: int | None) -> str:
+def fmt_int(v: int | None) -> str:
     return "–" if v is None else f"{v:,}"
 
 
 def _cell(r: Result, inst: InstanceReport) -> str:
     if r.outcome != "ok":
         return r.outcome
-    text = _fmt_ratio(inst.ratio_best(r))
+    text = fmt_ratio(inst.ratio_best(r))
     if inst.optimal(r):
         text += " ✓"
     return f"**{text}**" if r.planner in inst.winners() else text
@@ -71,9 +71,9 @@ def markdown(rep: Report) -> str:
     for s in rep.summary():
         fails = ", ".join(f"{v} {k}" for k, v in sorted(s.failures.items()))
         solved = f"{s.solved}/{s.instances}" + (f" ({fails})" if fails else "")
-        worst = _fmt_ratio(s.worst_best) + (f" ({s.worst_instance})" if s.worst_instance else "")
-        lines.append(f"| {_md_escape(s.planner)} | {solved} | {_fmt_ratio(s.geomean_best)} | "
-                     f"{worst} | {_fmt_ratio(s.geomean_bound)} | {s.optimal} | {s.wins} | "
+        worst = fmt_ratio(s.worst_best) + (f" ({s.worst_instance})" if s.worst_instance else "")
+        lines.append(f"| {_md_escape(s.planner)} | {solved} | {fmt_ratio(s.geomean_best)} | "
+                     f"{worst} | {fmt_ratio(s.geomean_bound)} | {s.optimal} | {s.wins} | "
                      f"{s.seconds:.2f} |")
     lines.append("")
     lines.append("## Per instance (height / best known)")
@@ -83,7 +83,7 @@ def markdown(rep: Report) -> str:
     lines.append("| " + " | ".join(head) + " |")
     lines.append("| --- | ---: | ---: | ---: |" + " ---: |" * len(rep.planners))
     for inst in graded:
-        best = _fmt_int(inst.best_known)
+        best = fmt_int(inst.best_known)
         if inst.proven_optimum is not None:
             best += " ✓"
         elif inst.best_known and inst.lower_bound is not None:
@@ -93,7 +93,7 @@ def markdown(rep: Report) -> str:
             r = inst.result(p)
             cells.append("–" if r is None else _cell(r, inst))
         lines.append(f"| {_md_escape(inst.name)} | {inst.buffers:,} | "
-                     f"{_fmt_int(inst.lower_bound)} | {best} | " + " | ".join(cells) + " |")
+                     f"{fmt_int(inst.lower_bound)} | {best} | " + " | ".join(cells) + " |")
     if rep.failed:
         lines.append("")
         lines.append("## Instances that could not be graded")
@@ -119,14 +119,14 @@ def markdown(rep: Report) -> str:
             ref = inst.reference
             src = " (cached)" if ref.cached else ""
             lines.append(f"| {_md_escape(inst.name)} | *reference: {ref.engine}{src}* | "
-                         f"{_fmt_int(ref.objective)} | "
-                         f"{_fmt_ratio(ratio(ref.objective, inst.lower_bound))} | "
-                         f"{_fmt_ratio(ratio(ref.objective, inst.best_known))} | "
+                         f"{fmt_int(ref.objective)} | "
+                         f"{fmt_ratio(ratio(ref.objective, inst.lower_bound))} | "
+                         f"{fmt_ratio(ratio(ref.objective, inst.best_known))} | "
                          f"{'yes' if ref.status == 'optimal' else 'no'} | {ref.seconds:.2f} |")
         for r in inst.results:
-            height = _fmt_int(r.objective) if r.outcome == "ok" else r.outcome
+            height = fmt_int(r.objective) if r.outcome == "ok" else r.outcome
             lines.append(f"| {_md_escape(inst.name)} | {_md_escape(r.planner)} | {height} | "
-                         f"{_fmt_ratio(inst.ratio_bound(r))} | {_fmt_ratio(inst.ratio_best(r))} | "
+                         f"{fmt_ratio(inst.ratio_bound(r))} | {fmt_ratio(inst.ratio_best(r))} | "
                          f"{'yes' if inst.optimal(r) else 'no'} | {r.seconds:.3f} |")
     lines.append("")
     return "\n".join(lines)
