@@ -543,7 +543,7 @@ def load_exported(path: str | Path) -> Any:
     try:
         # (torch logs a deprecation of ExecuTorch's own code as ExecuTorch loads, on every
         # command: nothing a user can act on)
-        with _quiet("torch.utils._pytree"):
+        with quiet_log("torch.utils._pytree"):
             import executorch.exir  # noqa: F401  (lowering needs it: say so before any work)
         import torch
     except ImportError as e:
@@ -555,7 +555,7 @@ def load_exported(path: str | Path) -> Any:
     # torch logs the whole traceback of a file it cannot read before raising: the error below
     # says it in one line.
     try:
-        with _quiet("torch.export"):
+        with quiet_log("torch.export"):
             return torch.export.load(str(path))
     except Exception as e:  # torch raises many kinds for a file that is not a .pt2
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
@@ -564,7 +564,7 @@ def load_exported(path: str | Path) -> Any:
 
 
 @contextlib.contextmanager
-def _quiet(logger: str) -> Iterator[None]:
+def quiet_log(logger: str) -> Iterator[None]:
     """``logger`` says only errors while the block runs."""
     log = logging.getLogger(logger)
     level = log.level

@@ -35,7 +35,6 @@ did). Every plan handed to ExecuTorch has passed cpplan's checker.
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -50,6 +49,7 @@ from .executorch import (
     RESERVED,
     pool_mem_ids,
     problem_in_memories,
+    quiet_log,
     solve_with,
     storage_objects,
 )
@@ -459,16 +459,12 @@ def _run_cadence(algo: int, specs: list[Any], graph_module: Any, graph_signature
                                     alloc_graph_output=alloc_graph_output).algo
     tried: list = []
     _tried(planner, "plan_spec", tried)
-    quiet = logging.getLogger("executorch.exir.pass_manager")  # "PassManager is deprecated"
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
     try:
-        bufsizes = planner(alignment, specs, graph_module, graph_signature, extra_padding)
+        with quiet_log("executorch.exir.pass_manager"):  # "PassManager is deprecated"
+            bufsizes = planner(alignment, specs, graph_module, graph_signature, extra_padding)
     except (MemoryPlanningAlgoFailure, MemoryError) as e:
         raise _failure(e, tried, names, f"{type(e).__name__}: Cannot fit it in any memory "
                        "hierarchy") from None
-    finally:
-        quiet.setLevel(level)
     placed = {id(s): (int(s.mem_id), int(s.mem_offset)) for s in specs
               if s.mem_id is not None and s.mem_offset is not None}
     return placed, [int(x) for x in bufsizes]
