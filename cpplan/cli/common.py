@@ -152,3 +152,7 @@ def read_problem_with(path: str, memories: tuple[str, ...] = ()) -> Any:
         problem = with_memories(problem, [parse_memory(m) for m in memories])
     return problem
 
+
+def count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 planner", "3 instances"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

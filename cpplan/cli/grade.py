@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import CpplanError
-from .common import at_least, main, optional_seconds, seconds, user_errors
+from .common import at_least, count, main, optional_seconds, seconds, user_errors
 
 
 @main.command()
@@ -83,8 +83,8 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
         if not quiet:
             click.echo(f"wrote {output}" + (f" and its views in {views_dir(output)}"
                                             if views else "") + ": "
-                       f"{_count(len(report.planners), 'planner')} on "
-                       f"{_count(len(report.instances), 'instance')}", err=True)
+                       f"{count(len(report.planners), 'planner')} on "
+                       f"{count(len(report.instances), 'instance')}", err=True)
     else:
         text = {"md": report.to_markdown, "csv": report.to_csv, "json": report.to_json}[fmt]()
         if output:
@@ -92,8 +92,8 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
 
             write_text_atomic(output, text)
             if not quiet:
-                click.echo(f"wrote {output}: {_count(len(report.planners), 'planner')} on "
-                           f"{_count(len(report.instances), 'instance')}", err=True)
+                click.echo(f"wrote {output}: {count(len(report.planners), 'planner')} on "
+                           f"{count(len(report.instances), 'instance')}", err=True)
         else:
             sys.stdout.write(text)
             sys.stdout.flush()
@@ -102,7 +102,3 @@ def grade(instances: tuple[str, ...], planners: tuple[str, ...], plan_dirs: tupl
                    "be graded: " + "; ".join(f"{i.name}: {i.error.splitlines()[0]}"
                                               for i in report.failed[:3]), err=True)
         sys.exit(1)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

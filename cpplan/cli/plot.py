@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CpplanError
-from .common import main, memory_option, read_problem_with, seconds, user_errors
+from .common import count, main, memory_option, read_problem_with, seconds, user_errors
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -113,6 +113,5 @@ def view(problem_file: str, plan_files: tuple[str, ...], output: str, planners: 
     for name in planners or (() if plan_files else ("best-fit",)):
         plans[name] = get(name)(problem, PlanOptions(time_limit))
     write_view(problem, plans, output, backend=backend)
-    click.echo(f"wrote {output}: {len(plans)} plan{'s' if len(plans) > 1 else ''} of "
-               f"{len(problem.buffers)} buffers in {len(problem.pools)} "
-               f"pool{'s' if len(problem.pools) > 1 else ''}", err=True)
+    click.echo(f"wrote {output}: {count(len(plans), 'plan')} of {len(problem.buffers)} buffers "
+               f"in {count(len(problem.pools), 'pool')}", err=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .common import at_least, main, memory_option, read_problem_with, seconds, user_errors
+from .common import at_least, count, main, memory_option, read_problem_with, seconds, user_errors
 
 
 @main.command()
@@ -58,7 +58,7 @@ def info(problem_file: str, as_json: bool) -> None:
                f"{blocks.scale}")
     for p in data["pools"]:
         cap = "unbounded" if p["capacity"] is None else f"capacity {p['capacity']}"
-        live = f"{p['live']} block{'s' if p['live'] != 1 else ''} live"
+        live = f"{count(p['live'], 'block')} live"
         at = "" if p["at_step"] is None else f" at step {p['at_step']} ({live})"
         click.echo(f"pool {p['name']}: {cap}, alignment {p['alignment']}, cost {p['cost']}; "
                    f"max-load {p['max_load']}{at}")
@@ -87,7 +87,7 @@ def check(problem_file: str, plan_file: str, limit: int, memories: tuple[str, ..
         click.echo(f"valid: {len(problem.buffers)} buffers, "
                    + ", ".join(f"{k} height {v}" for k, v in plan.heights.items()))
         return
-    click.echo(f"invalid: {len(bad)} violation{'s' if len(bad) > 1 else ''}", err=True)
+    click.echo(f"invalid: {count(len(bad), 'violation')}", err=True)
     for v in bad[:limit]:
         click.echo(f"  {v.kind}: {v.message}", err=True)
     if len(bad) > limit:
