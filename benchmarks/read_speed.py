@@ -1,8 +1,10 @@
-"""How long reading a MiniMalloc CSV takes in-process: ``read_problem`` (parse and validate).
+"""How long reading a MiniMalloc CSV takes in-process (``read_problem``: parse and validate),
+and writing a checked plan of it (``write_plan``, as JSON and as CSV).
 
 Prints the machine's load (``uptime``: 2 shared cores, so figures move with it), then per file
-the median of ``--repeat`` runs, every run, and the buffer count. Issue 14 asks Y_1 (62185
-buffers) <= 0.5 s.
+the median of ``--repeat`` runs, every run, and the buffer count; then the median write, in
+microseconds a buffer, beside ``cpplan.io.WRITE_SECONDS_PER_BUFFER`` (what ``cpplan solve``
+keeps of its time limit for writing). Issue 14 asks Y_1 (62185 buffers) <= 0.5 s to read.
 
     python benchmarks/read_speed.py [FILE ...] [--repeat 3]
 
@@ -20,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from cpplan.io import read_problem
+from cpplan.io import WRITE_SECONDS_PER_BUFFER, read_problem, write_plan
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -61,9 +63,32 @@ def main() -> int:
         each = ", ".join(f"{t:.3f}" for t in runs)
         print(f"{path.name}: {len(problem.buffers)} buffers, median {statistics.median(runs):.3f} s"
               f" (runs: {each})", flush=True)
+        print(f"  write: {_write_us(problem, args.repeat)} (kept for writing: "
+              f"{WRITE_SECONDS_PER_BUFFER * 1e6:.1f} us/buffer)", flush=True)
     if failed:
         print(f"FAILED: {', '.join(failed)}")
     return 1 if failed else 0
+
+
+def _write_us(problem, repeat: int) -> str:
+    """The median time to write the no-reuse plan of ``problem`` as JSON and as CSV, in
+    microseconds a buffer (the plan is checked once before, as ``write_plan`` does)."""
+    import tempfile
+
+    from cpplan.planners import registry
+
+    plan = registry.info("naive")(problem)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for ext in ("json", "csv"):
+            runs = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                write_plan(problem, plan, Path(tmp) / f"plan.{ext}")
+                runs.append(time.perf_counter() - t0)
+            us = statistics.median(runs) / max(1, len(problem.buffers)) * 1e6
+            out.append(f"{ext} {us:.2f} us/buffer")
+    return ", ".join(out)
 
 
 if __name__ == "__main__":

@@ -47,10 +47,12 @@ _CLOCK_EVERY = 64
 FINISH_SECONDS_PER_BUFFER = 5e-6
 
 
-def finishing(limit: float, buffers: int) -> float:
+def finishing(limit: float, buffers: int, per_buffer: float = FINISH_SECONDS_PER_BUFFER
+              ) -> float:
     """The seconds of a ``limit`` kept for building and checking a plan of ``buffers`` buffers
-    (never more than half of it)."""
-    return min(limit / 2, FINISH_SECONDS_PER_BUFFER * buffers)
+    (or for another last step costing ``per_buffer`` seconds a buffer), never more than half
+    of it."""
+    return min(limit / 2, per_buffer * buffers)
 
 
 class OutOfTime(CpplanError):

@@ -30,6 +30,7 @@ if threading.current_thread() is threading.main_thread():
 try:
     import functools
     import os
+    import time
     from collections.abc import Callable
     from typing import Any, NoReturn
 
@@ -112,11 +113,22 @@ class _OneLineError(click.ClickException):
         click.echo(f"cpplan: error: {self.format_message()}", err=True)
 
 
+_started = time.perf_counter()
+
+
+def elapsed() -> float:
+    """Seconds since the running command was invoked (a time limit counts from there)."""
+    return time.perf_counter() - _started
+
+
 class _Group(click.Group):
     """click prints a usage error (missing argument, a directory given for a file, ...) as
-    four lines; cpplan's rule is one line for every user error, so say it in one."""
+    four lines; cpplan's rule is one line for every user error, so say it in one. It also
+    starts the command's clock (:func:`elapsed`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        global _started
+        _started = time.perf_counter()
         try:
             return super().invoke(ctx)
         except click.UsageError as e:

@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from .common import at_least, count, main, memory_option, read_problem_with, seconds, user_errors
+from .common import (at_least, count, elapsed, main, memory_option, read_problem_with, seconds,
+                     user_errors)
 
 
 @main.command()
@@ -120,8 +121,9 @@ def _capacities(values: tuple[str, ...], problem: Any) -> dict[str, int]:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the plan here (.json native, .csv MiniMalloc with an offset column).")
 @click.option("--time-limit", type=float, default=60.0, show_default=True, callback=seconds,
-              help="Seconds for the planning (heuristics, probes, CP-SAT, the plan built and "
-                   "checked); reading the problem comes before.")
+              help="Seconds for the whole command: reading the problem, planning (heuristics, "
+                   "probes, CP-SAT, the plan built and checked) and writing the plan. With "
+                   "--deterministic, the planning's deterministic seconds.")
 @click.option("--planner", default=None,
               help="Run this one registered planner instead of the solver (see `cpplan planners`).")
 @click.option("--capacity", "capacities", multiple=True, metavar="[POOL=]BYTES",
@@ -147,8 +149,8 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
     with status unknown). Ctrl-C returns the best plan so far. With --memory the problem's
     buffers may go to any of the memories given, and the objective is what their traffic costs.
     """
-    from ..deadline import PlanOptions
-    from ..io import check_output, write_plan
+    from ..deadline import PlanOptions, finishing
+    from ..io import WRITE_SECONDS_PER_BUFFER, check_output, write_plan
     from ..planners import registry
 
     if output is not None:
@@ -165,7 +167,12 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
         own["goal"] = "fit"
     if not quiet and "progress" in takes:
         own["progress"] = lambda p: click.echo(str(p), err=True)
-    plan = chosen(problem, PlanOptions(time_limit, seed, deterministic, workers), **own)
+    planning = time_limit
+    if not deterministic:  # (deterministic seconds are the planning's own: read and write apart)
+        writing = 0.0 if output is None else finishing(time_limit, len(problem.buffers),
+                                                       WRITE_SECONDS_PER_BUFFER)
+        planning = max(0.0, time_limit - elapsed() - writing)
+    plan = chosen(problem, PlanOptions(planning, seed, deterministic, workers), **own)
     if as_json:
         from ..io.native import plan_to_dict
 
