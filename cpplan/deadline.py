@@ -50,9 +50,10 @@ FINISH_SECONDS_PER_BUFFER = 5e-6
 def finishing(limit: float, buffers: int, per_buffer: float = FINISH_SECONDS_PER_BUFFER
               ) -> float:
     """The seconds of a ``limit`` kept for building and checking a plan of ``buffers`` buffers
-    (or for another last step costing ``per_buffer`` seconds a buffer), never more than half
-    of it."""
-    return min(limit / 2, per_buffer * buffers)
+    (or for another last step costing ``per_buffer`` seconds a buffer), at most all of it: a
+    limit too short for the search and its last step ends the search at once, so that the
+    answer (the fallback, if nothing else) still comes on time."""
+    return min(limit, per_buffer * buffers)
 
 
 class OutOfTime(CpplanError):

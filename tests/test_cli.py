@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -351,6 +352,26 @@ def test_an_output_in_a_missing_folder_is_refused_before_solving(files):
     result = run("solve", files / "p.json", "-o", out, "--time-limit", "600")
     assert_user_error(result, contains=(str(out), "no directory"))
     assert "lower bound" not in result.output  # refused before any solving began
+
+
+@pytest.mark.parametrize("flags, planning", [
+    ([], 10.0 - 3.0 - 3 * 2e-6),  # the limit, less what the command took, less the writing
+    (["--deterministic"], 10.0),  # deterministic seconds are the planning's own
+])
+def test_the_time_limit_counts_the_whole_command(files, monkeypatch, flags, planning):
+    from cpplan.cli import solve as solve_cli
+    from cpplan.planners import registry
+
+    given = []
+    naive = registry.info("naive")
+    spy = dataclasses.replace(naive, function=lambda problem, options: (
+        given.append(options.time_limit) or naive.function(problem, options)))
+    monkeypatch.setattr(solve_cli, "elapsed", lambda: 3.0)  # reading took 3 s, say
+    monkeypatch.setattr(registry, "info", lambda name: spy)
+    result = run("solve", files / "p.json", "--time-limit", "10", "-q", "-o",
+                 files / "plan.json", *flags)
+    assert result.exit_code == 0, result.output
+    assert given == [pytest.approx(planning)]
 
 
 def test_convert_never_writes_an_invalid_plan(files):
