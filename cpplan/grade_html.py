@@ -98,9 +98,17 @@ def write_views(report: Report, specs: Sequence[PlannerSpec], folder: Path, *,
              cache_dir if use_ref else None, planner_time_limit) for inst, cells in work]
     if jobs > 1 and len(args) > 1:
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         with ProcessPoolExecutor(min(jobs, len(args))) as pool:
-            done = list(pool.map(_instance_views, *zip(*args, strict=True)))
+            futures = [pool.submit(_instance_views, *a) for a in args]
+            done = []
+            for a, future in zip(args, futures, strict=True):
+                try:
+                    done.append(future.result())
+                except BrokenProcessPool:  # (killed, out of memory: that instance has no view)
+                    done.append(([], [f"{a[0]}: no views: the process making them ended "
+                                      "abruptly (out of memory?)"]))
     else:
         done = [_instance_views(*a) for a in args]
     for (inst, _), (made, failed) in zip(work, done, strict=True):

@@ -125,3 +125,25 @@ def test_views_in_processes_are_those_of_one_process_and_need_no_reference(tmp_p
             text = (views_dir(out) / name).read_text()
             assert "cpplan (reference)" not in text and "the bound is" in text
     assert pages[1] == pages[2] and len(pages[1]) == 6
+
+
+def _crash(*args: object) -> None:
+    import os
+
+    os._exit(1)  # a view process that dies (killed, out of memory)
+
+
+def test_a_view_process_that_dies_is_a_note_not_a_traceback(tmp_path: Path, monkeypatch
+                                                           ) -> None:
+    require("bokeh", "view")
+    from cpplan import grade_html
+    from cpplan.grade import grade, parse_planner
+
+    folder = tmp_path / "inst"
+    write_instances(folder)
+    specs = [parse_planner("naive")]
+    report = grade([folder], specs, time_limit=0)
+    monkeypatch.setattr(grade_html, "_instance_views", _crash)  # (forked processes see it)
+    links, notes = grade_html.write_views(report, specs, tmp_path / "views", jobs=2)
+    assert links == {}
+    assert len(notes) == len(report.graded) and all("ended abruptly" in n for n in notes)
