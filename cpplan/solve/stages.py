@@ -16,6 +16,7 @@ from ..errors import CapacityError, CpplanError, PlanError
 from ..exact.outcome import Outcome
 from ..exact.tiling import is_tight
 from ..planners import registry
+from ..planners.fit import fit_blocks
 from ..planners.portfolio import REPLICAS_UP_TO, SEARCHES, default_planners
 from ..planners.stacking import stack
 from .components import tile_tight
@@ -83,15 +84,14 @@ def first_plan(ctx: Context) -> None:
     solve's own reserve: the plan it checks is the one the solve returns, unless a better one
     comes.)"""
     inc = ctx.incumbent
-    budget = ctx.budget
     try:
-        with budget.active():
-            plan = registry.get("best-fit")(ctx.problem, replace(budget.options, time_limit=None))
+        with ctx.budget.active():  # (arrays: the solve's final plan is the one built and checked)
+            pools, offsets, stats = fit_blocks(ctx.blocks, "best", "best-fit")
     except (CapacityError, OutOfTime):
         return  # (the heuristics try other orders and planners)
-    if inc.offer(*ctx.blocks.arrays(plan.placements), "best-fit"):
-        left = plan.stats.get("finished_in_tracks")
-        inc.emit("heuristic", f"best-fit, {plan.stats['order']} order" + (
+    if inc.offer(pools, offsets, "best-fit"):
+        left = stats.get("finished_in_tracks")
+        inc.emit("heuristic", f"best-fit, {stats['order']} order" + (
             f" ({left} blocks finished in tracks at the time limit)" if left else ""))
 
 
