@@ -17,7 +17,7 @@ the repository (``git worktree``-free: the files are copied to a temporary folde
 guarding tests run there with ``-x`` under ``--timeout`` seconds (a mutant that hangs counts as
 killed: a test noticed). Prints one line per mutant as it goes and the totals; exits 1 when a
 mutant survives. A mutant killed takes a few seconds, one that survives the whole run of its
-tests: about 15 minutes for the checker's 70 mutants and 20 for the oracle's 30 on 2 cores.
+tests: about 15 minutes for the checker's 79 mutants and 20 for the oracle's 30 on 2 cores.
 A survivor is either a gap in the tests or an equivalent mutant (one that changes no answer,
 e.g. a fast path made more cautious): read each one.
 
