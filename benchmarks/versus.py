@@ -30,7 +30,7 @@ step, forward + loss + backward, of torchvision networks traced with ``make_fx``
 How long it takes depends on the arguments: up to ``--time-limit`` per tool and instance, and
 less where they answer early (MiniMalloc often takes the whole limit). On this 2-core machine:
 ``--families perfect --sizes 2000 10000`` about 2 min and ``--families idealloc --tools cpplan
-idealloc`` about 2 min (measured); the ``mosaic realloc regroup`` command above about 8 min and
+idealloc`` about 2 min and the ``mosaic realloc regroup`` command above about 6 min (measured);
 the defaults (challenging, perfect, aligned) roughly 10 min (estimated: MiniMalloc's 60 s limit
 on the larger packings, idealloc's cap of the limit plus a minute where it gives no answer).
 
