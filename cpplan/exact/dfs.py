@@ -68,6 +68,9 @@ POLL_EVERY = 64
 # in a segment tree rather than recomputed member by member (windows of long-lived blocks).
 TREE_FLOORS_FROM = 200_000  # nodes between looks at the clock and the stop flag
 DFS_NODES_PER_SECOND = 4000  # a conservative rate on this kind of machine: nodes as seconds
+# Block indices kept down a search path (neighbour lists, candidates, undo records): half the
+# bytes of int64, and the path holds O(n^2) of them on windows of long-lived blocks.
+_INDEX = np.int32
 
 
 class _Abort(Exception):
@@ -174,7 +177,7 @@ def _neighbour_lists(start: np.ndarray, end: np.ndarray) -> list[np.ndarray]:
     for a window of 2585 blocks of idealloc's S_1, nearly all of which share a moment)."""
     out = []
     for i in range(len(start)):
-        hit = np.flatnonzero((start < end[i]) & (end > start[i]))
+        hit = np.flatnonzero((start < end[i]) & (end > start[i])).astype(_INDEX)
         out.append(hit[hit != i])
     return out
 
@@ -332,16 +335,18 @@ class _Search:
         # every unplaced block costs O(n) bytes per level, O(n^2) down a path of n levels (on
         # a window of 2600 blocks, hundreds of MB).
         cand = order[k0:k1]
-        cand_off, cand_pos, cand_block = mou[cand], pos[cand], u[cand]
+        # (A candidate's offset is its minimum offset, read again at its turn: every child
+        # leaves mo as it found it.)
+        cand_pos, cand_block = pos[cand].astype(_INDEX), u[cand].astype(_INDEX)
         del pos, u, mou, order, ms, cand
-        H, total, floors, maxmo = self.H, self.total, self.floors, self.maxmo
-        sec_lo, sec_hi, nbr, unit = self.sec_lo, self.sec_hi, self.nbr, self.unit_align
+        H, total, floors = self.H, self.total, self.floors
+        sec_lo, sec_hi = self.sec_lo, self.sec_hi
         for j in range(len(cand_block)):
-            off = int(cand_off[j])
+            c = int(cand_block[j])
+            off = int(mo[c])
             p = int(cand_pos[j])
             if off == last_off and p < last_pos:
                 continue
-            c = int(cand_block[j])
             # Place c at off: raise the minimum offsets of the unplaced blocks that share a
             # moment with it to its top (aligned), and take its size out of its sections.
             placed[c] = True
@@ -349,42 +354,15 @@ class _Search:
             self.sol[c] = off
             sc = int(size[c])
             top = off + sc
-            nb = nbr[c]
-            nbu = nb[~placed[nb]]
-            hatless = len(nbu) == 0
             lo, hi = int(sec_lo[c]), int(sec_hi[c])
             total[lo:hi] -= sc
-            ok = True
-            chi = None
+            # (Only the undo record lives on while the search goes deeper: the helper's arrays
+            # over every unplaced neighbour would cost O(n) bytes per level.)
+            hatless, chi, chold, ok = self._raise_neighbours(c, top)
             a0, b0 = lo, hi
-            if not hatless:
-                old = mo[nbu]
-                if unit:
-                    ch = old < top
-                    chi = nbu[ch]
-                    if len(chi):
-                        chold = old[ch]
-                        mo[chi] = top
-                        eff[chi] = top
-                        ok = int(maxmo[chi].min()) >= top
-                else:
-                    al = self.align[nbu]
-                    new = -(-top // al) * al
-                    ch = new > old
-                    chi = nbu[ch]
-                    if len(chi):
-                        chold = old[ch]
-                        chnew = new[ch]
-                        mo[chi] = chnew
-                        eff[chi] = chnew
-                        ok = not (chnew > maxmo[chi]).any()
-                if len(chi):
-                    if self.any_fixed and (fixed[chi] >= 0).any():
-                        ok = False  # a fixed block would have to move up
-                    a0 = min(lo, int(sec_lo[chi].min()))
-                    b0 = max(hi, int(sec_hi[chi].max()))
-                else:
-                    chi = None
+            if chi is not None:
+                a0 = min(lo, int(sec_lo[chi].min()))
+                b0 = max(hi, int(sec_hi[chi].max()))
             # Sections whose floor (lowest minimum offset of an unplaced member) may have
             # risen: the unplaced blocks there must fit between the floor and H. (Every other
             # section passed this test before, and the limit above covers the next offset.)
@@ -393,6 +371,7 @@ class _Search:
             if ok:
                 changed = np.array((c,)) if chi is None else np.append(chi, c)
                 saved = floors.update(changed, eff, a0, b0)
+                del changed
                 if not (floors.range(a0, b0) + total[a0:b0] > H).any():
                     found = self._decompose(mem, sa, sb, c, off, p)
             # Undo.
@@ -409,6 +388,42 @@ class _Search:
             if hatless:
                 break
         return False
+
+    def _raise_neighbours(self, c: int, top: int
+                          ) -> tuple[bool, np.ndarray | None, np.ndarray | None, bool]:
+        """Raise the minimum offsets of the unplaced blocks that share a moment with the
+        just-placed block ``c`` to ``top`` (aligned up). Returns (whether none is left,
+        ``hatless``; the blocks whose minimum offset rose and their old ones, the undo record,
+        or None twice; whether each of them still fits under ``H`` without moving a fixed
+        block)."""
+        nb = self.nbr[c]
+        nbu = nb[~self.placed[nb]]
+        if len(nbu) == 0:
+            return True, None, None, True
+        mo = self.mo
+        old = mo[nbu]
+        if self.unit_align:
+            ch = old < top
+            chi = nbu[ch]
+            if not len(chi):
+                return False, None, None, True
+            mo[chi] = top
+            self.eff[chi] = top
+            ok = int(self.maxmo[chi].min()) >= top
+        else:
+            al = self.align[nbu]
+            new = -(-top // al) * al
+            ch = new > old
+            chi = nbu[ch]
+            if not len(chi):
+                return False, None, None, True
+            chnew = new[ch]
+            mo[chi] = chnew
+            self.eff[chi] = chnew
+            ok = not (chnew > self.maxmo[chi]).any()
+        if self.any_fixed and (self.fixed[chi] >= 0).any():
+            ok = False  # a fixed block would have to move up
+        return False, chi, old[ch], ok
 
     def _decompose(self, mem: np.ndarray, sa: int, sb: int, c: int, off: int, p: int) -> bool:
         lo, hi = int(self.sec_lo[c]), int(self.sec_hi[c])
