@@ -68,9 +68,6 @@ POLL_EVERY = 64
 # in a segment tree rather than recomputed member by member (windows of long-lived blocks).
 TREE_FLOORS_FROM = 200_000  # nodes between looks at the clock and the stop flag
 DFS_NODES_PER_SECOND = 4000  # a conservative rate on this kind of machine: nodes as seconds
-# Block indices kept down a search path (neighbour lists, candidates, undo records): half the
-# bytes of int64, and the path holds O(n^2) of them on windows of long-lived blocks.
-_INDEX = np.int32
 
 
 class _Abort(Exception):
@@ -175,9 +172,12 @@ def _neighbour_lists(start: np.ndarray, end: np.ndarray) -> list[np.ndarray]:
     takes, and no memory beyond the lists themselves (the all-pairs expansion and its sort,
     :meth:`cpplan.sweep.OverlapIndex.neighbours`, held several times their size at once: 300 MB
     for a window of 2585 blocks of idealloc's S_1, nearly all of which share a moment)."""
+    # Indices in the narrowest type that holds them: the lists, and the undo records taken from
+    # them down a search path, hold O(n^2) of them on windows of long-lived blocks.
+    index = np.int16 if len(start) < 2**15 else np.int32
     out = []
     for i in range(len(start)):
-        hit = np.flatnonzero((start < end[i]) & (end > start[i])).astype(_INDEX)
+        hit = np.flatnonzero((start < end[i]) & (end > start[i])).astype(index)
         out.append(hit[hit != i])
     return out
 
@@ -219,6 +219,8 @@ class _Search:
         self.any_fixed = bool((fixed >= 0).any())
         self.unit_align = bool((align == 1).all())
         self.sol = np.zeros(n, np.int64)
+        # Undo records hold old minimum offsets: the narrowest type that holds H will do.
+        self.value_type = np.int32 if H < 2**31 else np.int64
         self.total_nodes = 0
         self.heuristic = ""
         self.keys = {"W": width, "A": self.area, "Z": size, "L": align}  # T: from the sections
@@ -312,41 +314,40 @@ class _Search:
         if self.next_poll <= 0:
             self._poll()
         placed, mo, size, fixed, eff = self.placed, self.mo, self.size, self.fixed, self.eff
-        pos = np.flatnonzero(~placed[mem])
-        if len(pos) == 0:
+        first = self._by_offset(mem)
+        if len(first) == 0:
             return True
-        u = mem[pos]
-        mou = mo[u]
+        u = mem[first]
+        ms = mo[u]
         # Dominance: nothing goes at or above the top of an unplaced block at its minimum offset.
         # Sections: every unplaced block sits at or above the next offset, so the next offset
         # plus any section's unplaced total must stay within H.
-        limit = min(int((mou + size[u]).min()), self.H - int(self.total[sa:sb].max()) + 1)
+        limit = min(int((ms + size[u]).min()), self.H - int(self.total[sa:sb].max()) + 1)
         if self.any_fixed:  # an unplaced fixed block comes before anything placed above it
             fu = fixed[u]
             if fu.max() >= 0:
                 limit = min(limit, int(fu[fu >= 0].min()) + 1)
-        order = np.argsort(mou, kind="stable")
-        ms = mou[order]
         k0 = int(np.searchsorted(ms, last_off, "left"))
         k1 = int(np.searchsorted(ms, limit, "left"))
+        del u, ms
         if k0 >= k1:
             return False
-        # Only the candidates live on while the search goes deeper: a frame holding arrays of
-        # every unplaced block costs O(n) bytes per level, O(n^2) down a path of n levels (on
-        # a window of 2600 blocks, hundreds of MB).
-        cand = order[k0:k1]
-        # (A candidate's offset is its minimum offset, read again at its turn: every child
-        # leaves mo as it found it.)
-        cand_pos, cand_block = pos[cand].astype(_INDEX), u[cand].astype(_INDEX)
-        del pos, u, mou, order, ms, cand
         H, total, floors = self.H, self.total, self.floors
         sec_lo, sec_hi = self.sec_lo, self.sec_hi
-        for j in range(len(cand_block)):
-            c = int(cand_block[j])
+        ranked: np.ndarray | None = first
+        del first
+        for j in range(k0, k1):
+            # No array of the unplaced blocks lives on while the search goes deeper (O(n) bytes
+            # per level, O(n^2) down a path of n levels): the ranking is made again for the
+            # next candidate, the same one, since every child leaves the state as it found it.
+            if ranked is None:
+                ranked = self._by_offset(mem)
+            p = int(ranked[j])
+            c = int(mem[p])
             off = int(mo[c])
-            p = int(cand_pos[j])
             if off == last_off and p < last_pos:
                 continue
+            ranked = None
             # Place c at off: raise the minimum offsets of the unplaced blocks that share a
             # moment with it to its top (aligned), and take its size out of its sections.
             placed[c] = True
@@ -358,8 +359,9 @@ class _Search:
             total[lo:hi] -= sc
             # (Only the undo record lives on while the search goes deeper: the helper's arrays
             # over every unplaced neighbour would cost O(n) bytes per level.)
-            hatless, chi, chold, ok = self._raise_neighbours(c, top)
+            hatless, undo, ok = self._raise_neighbours(c, top)
             a0, b0 = lo, hi
+            chi = None if undo is None else undo[0]
             if chi is not None:
                 a0 = min(lo, int(sec_lo[chi].min()))
                 b0 = max(hi, int(sec_hi[chi].max()))
@@ -377,7 +379,8 @@ class _Search:
             # Undo.
             if saved is not None:
                 floors.restore(saved)
-            if chi is not None:
+            if undo is not None:
+                chi, chold = undo
                 mo[chi] = chold
                 eff[chi] = chold
             total[lo:hi] += sc
@@ -389,24 +392,30 @@ class _Search:
                 break
         return False
 
+    def _by_offset(self, mem: np.ndarray) -> np.ndarray:
+        """Positions (into ``mem``) of its unplaced blocks by minimum offset, ties by position
+        (the preorder)."""
+        pos = np.flatnonzero(~self.placed[mem])
+        return pos[np.argsort(self.mo[mem[pos]], kind="stable")]
+
     def _raise_neighbours(self, c: int, top: int
-                          ) -> tuple[bool, np.ndarray | None, np.ndarray | None, bool]:
+                          ) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None, bool]:
         """Raise the minimum offsets of the unplaced blocks that share a moment with the
         just-placed block ``c`` to ``top`` (aligned up). Returns (whether none is left,
-        ``hatless``; the blocks whose minimum offset rose and their old ones, the undo record,
-        or None twice; whether each of them still fits under ``H`` without moving a fixed
+        ``hatless``; the undo record: the blocks whose minimum offset rose and their old ones,
+        or None; whether each of them still fits under ``H`` without moving a fixed
         block)."""
         nb = self.nbr[c]
         nbu = nb[~self.placed[nb]]
         if len(nbu) == 0:
-            return True, None, None, True
+            return True, None, True
         mo = self.mo
         old = mo[nbu]
         if self.unit_align:
             ch = old < top
             chi = nbu[ch]
             if not len(chi):
-                return False, None, None, True
+                return False, None, True
             mo[chi] = top
             self.eff[chi] = top
             ok = int(self.maxmo[chi].min()) >= top
@@ -416,14 +425,14 @@ class _Search:
             ch = new > old
             chi = nbu[ch]
             if not len(chi):
-                return False, None, None, True
+                return False, None, True
             chnew = new[ch]
             mo[chi] = chnew
             self.eff[chi] = chnew
             ok = not (chnew > self.maxmo[chi]).any()
         if self.any_fixed and (self.fixed[chi] >= 0).any():
             ok = False  # a fixed block would have to move up
-        return False, chi, old[ch], ok
+        return False, (chi, old[ch].astype(self.value_type)), ok
 
     def _decompose(self, mem: np.ndarray, sa: int, sb: int, c: int, off: int, p: int) -> bool:
         lo, hi = int(self.sec_lo[c]), int(self.sec_hi[c])
