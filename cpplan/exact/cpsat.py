@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..deadline import Budget
+from .heap import release
 
 if TYPE_CHECKING:  # OR-Tools loads when a solver runs, not with the module (start-up time)
     from ortools.sat.python import cp_model
@@ -40,7 +41,8 @@ def run(budget: Budget, solver: cp_model.CpSolver, model: cp_model.CpModel,
         callback: cp_model.CpSolverSolutionCallback | None = None
         ) -> cp_model.CpSolverStatus:
     """Solve ``model``; a stop of ``budget`` stops the solver (which keeps its best solution),
-    and its deterministic time is charged to ``budget`` (so every clock of the run moves)."""
+    and its deterministic time is charged to ``budget`` (so every clock of the run moves).
+    What the solve freed goes back to the operating system (:func:`.heap.release`)."""
     from ortools.sat.python import cp_model
 
     if budget.stopped:
@@ -50,3 +52,4 @@ def run(budget: Budget, solver: cp_model.CpSolver, model: cp_model.CpModel,
             return solver.solve(model, callback)
     finally:
         budget.report(solver.response_proto.deterministic_time * CP_SAT_UNIT)
+        release()

@@ -56,6 +56,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import Budget
 from ..segtree import CoverMinTree
+from .heap import release
 from .outcome import Outcome
 
 __all__ = ["fit", "single_pool", "preorders", "HEURISTICS", "ALIGNED_HEURISTICS"]
@@ -128,11 +129,14 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
         status, why = search.run(budget, cancel, node_budget, heuristics)
     finally:
         budget.report(search.total_nodes / DFS_NODES_PER_SECOND)
+    sol, nodes, heuristic = search.sol, search.total_nodes, search.heuristic
+    del search  # (its neighbour lists, which then go back to the system)
+    release()
     if stats is not None:
-        stats.update(nodes=search.total_nodes, heuristic=search.heuristic)
-    detail = f"dfs {search.heuristic}, {search.total_nodes} nodes"
+        stats.update(nodes=nodes, heuristic=heuristic)
+    detail = f"dfs {heuristic}, {nodes} nodes"
     if status == "feasible":
-        offsets[live] = search.sol
+        offsets[live] = sol
         return Outcome("feasible", pools_out, offsets, detail=detail)
     if status == "infeasible" and not restricted:
         return Outcome("infeasible", detail=detail)
