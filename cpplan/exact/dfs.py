@@ -176,8 +176,9 @@ def _neighbour_lists(start: np.ndarray, end: np.ndarray) -> list[np.ndarray]:
     takes, and no memory beyond the lists themselves (the all-pairs expansion and its sort,
     :meth:`cpplan.sweep.OverlapIndex.neighbours`, held several times their size at once: 300 MB
     for a window of 2585 blocks of idealloc's S_1, nearly all of which share a moment)."""
-    # Indices in the narrowest type that holds them: the lists, and the undo records taken from
-    # them down a search path, hold O(n^2) of them on windows of long-lived blocks.
+    # Indices in the narrowest type that holds them (as :class:`_Search` keeps them): the lists,
+    # and the undo records taken from them down a search path, hold O(n^2) of them on windows
+    # of long-lived blocks.
     index = np.int16 if len(start) < 2**15 else np.int32
     out = []
     for i in range(len(start)):
@@ -223,8 +224,10 @@ class _Search:
         self.any_fixed = bool((fixed >= 0).any())
         self.unit_align = bool((align == 1).all())
         self.sol = np.zeros(n, np.int64)
-        # Undo records hold old minimum offsets: the narrowest type that holds H will do.
+        # Undo records and candidates down a search path: the narrowest types that hold H and
+        # the block indices will do.
         self.value_type = np.int32 if H < 2**31 else np.int64
+        self.index_type = np.int16 if n < 2**15 else np.int32
         self.total_nodes = 0
         self.heuristic = ""
         self.keys = {"W": width, "A": self.area, "Z": size, "L": align}  # T: from the sections
@@ -336,22 +339,20 @@ class _Search:
         del u, ms
         if k0 >= k1:
             return False
+        # Only the candidates' positions (narrow integers) live on while the search goes deeper:
+        # a frame holding arrays of every unplaced block costs O(n) bytes per level, O(n^2)
+        # down a path of n levels (on a window of 2600 blocks, hundreds of MB). A candidate's
+        # offset is its minimum offset, read at its turn: every child leaves mo as it found it.
+        cand = first[k0:k1].astype(self.index_type)
+        del first
         H, total, floors = self.H, self.total, self.floors
         sec_lo, sec_hi = self.sec_lo, self.sec_hi
-        ranked: np.ndarray | None = first
-        del first
-        for j in range(k0, k1):
-            # No array of the unplaced blocks lives on while the search goes deeper (O(n) bytes
-            # per level, O(n^2) down a path of n levels): the ranking is made again for the
-            # next candidate, the same one, since every child leaves the state as it found it.
-            if ranked is None:
-                ranked = self._by_offset(mem)
-            p = int(ranked[j])
+        for j in range(len(cand)):
+            p = int(cand[j])
             c = int(mem[p])
             off = int(mo[c])
             if off == last_off and p < last_pos:
                 continue
-            ranked = None
             # Place c at off: raise the minimum offsets of the unplaced blocks that share a
             # moment with it to its top (aligned), and take its size out of its sections.
             placed[c] = True
