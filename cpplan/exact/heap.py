@@ -1,4 +1,5 @@
-"""Handing freed memory back to the operating system between searches.
+"""The process's memory around the searches: freed memory handed back to the operating system,
+and a watch that stops a solve whose memory grows too far.
 
 The searches allocate in bursts: a CP-SAT solve builds its model copies, LP relaxations and
 worker threads and frees them when it ends; a branch-and-bound search frees its undo records
@@ -8,16 +9,27 @@ top of each heap, so a run of many short solves grows the process's resident mem
 memory that nothing uses. :func:`release` asks glibc to hand back every free page
 (``malloc_trim(0)``, which walks every arena). Elsewhere (another C library, another system)
 it does nothing.
+
+CP-SAT's own memory grows with its search time on large models (each bound it learns on an
+offset is a new literal), and its ``max_memory_in_mb`` does not stop it in time;
+:func:`watch` stops a search once the process has grown by a given amount since it started
+(Linux, where ``/proc`` says how much is resident; elsewhere it watches nothing).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["release"]
+__all__ = ["few_arenas", "release", "resident_mb", "watch"]
+
+WATCH_SECONDS = 0.01  # between looks at the process's memory while a solve runs
 
 
 def _malloc_trim() -> Any:
@@ -34,6 +46,7 @@ def _malloc_trim() -> Any:
 
 
 _MALLOC_TRIM = _malloc_trim()
+_M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
 
 
 def release() -> None:
@@ -41,3 +54,59 @@ def release() -> None:
     library can (glibc); the process's live objects are untouched. Takes milliseconds."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
+
+
+def few_arenas(arenas: int) -> None:
+    """Let glibc's malloc keep at most ``arenas`` arenas for the whole process (one per thread
+    by default, up to eight per core, each keeping what its threads freed): for a process that
+    owns its allocator, such as the ``cpplan`` command, before its threads start. Elsewhere it
+    does nothing."""
+    if _MALLOC_TRIM is None:
+        return
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    mallopt(_M_ARENA_MAX, arenas)
+
+
+def resident_mb() -> float | None:
+    """The process's resident memory now, in MB (2**20 bytes); None where it is not known."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@contextmanager
+def watch(growth_mb: float | None, stop: Callable[[], None]) -> Iterator[list[bool]]:
+    """Context: while it is open, ``stop()`` is called (once) when the process's resident
+    memory has grown by more than ``growth_mb`` since it opened. Yields a list that holds
+    ``True`` once that happened. ``None`` (or an unknown resident memory) watches nothing."""
+    tripped: list[bool] = []
+    start = None if growth_mb is None else resident_mb()
+    if start is None or growth_mb is None:
+        yield tripped
+        return
+    limit = start + growth_mb
+    done = threading.Event()
+
+    def look() -> None:
+        while not done.wait(WATCH_SECONDS):
+            now = resident_mb()
+            if now is not None and now > limit:
+                tripped.append(True)
+                stop()
+                return
+
+    watcher = threading.Thread(target=look, daemon=True)
+    watcher.start()
+    try:
+        yield tripped
+    finally:
+        done.set()
+        watcher.join()

@@ -46,6 +46,7 @@ from ..deadline import Budget, OutOfTime
 from ..errors import CapacityError
 from ..planners.fit import order_blocks
 from ..planners.placer import Placer
+from .cpsat import WINDOW_GROWTH_MB
 from .dfs import fit, preorders, single_pool
 from .outcome import Outcome
 from .search import DIVE_NODES_PER_BLOCK, probe
@@ -296,7 +297,8 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
                     yield out
     if not dived and len(w_ids) <= PROBE_UP_TO and affordable():
         seconds = min(PROBE_SHARE * budget.remaining(), PROBE_MAX_SECONDS)
-        out = probe(blocks, w_ids, {0: target}, budget.within(seconds))
+        out = probe(blocks, w_ids, {0: target}, budget.within(seconds),
+                    growth_mb=WINDOW_GROWTH_MB)
         if out.status in ("feasible", "infeasible"):
             yield out
 
