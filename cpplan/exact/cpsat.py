@@ -18,10 +18,11 @@ __all__ = ["CP_SAT_UNIT", "WINDOW_GROWTH_MB", "new_solver", "run"]
 #: idle one), so that deterministic limits are in nominal seconds like everything else.
 CP_SAT_UNIT = 12.0
 
-#: The most one solve of a window of a large component (an LNS window, a peak window's probe)
-#: may grow the process by, in MB: the windows are optional steps, and with what a solve of
-#: tens of thousands of blocks already holds this keeps it within the few hundred MB that
-#: benchmarks/solve_memory.py checks. A window stopped by it counts as out of time.
+#: The most the solves of a window search of a large component (LNS, a peak window's probe)
+#: may grow the process by, in MB, above where it was when that search began: the windows are
+#: optional steps, and with what a solve of tens of thousands of blocks already holds this
+#: keeps it within the few hundred MB that benchmarks/solve_memory.py checks. A window stopped
+#: by it counts as out of time.
 WINDOW_GROWTH_MB = 64.0
 
 
@@ -45,21 +46,21 @@ def new_solver(budget: Budget, seconds: float, workers: int = 1) -> cp_model.CpS
 
 def run(budget: Budget, solver: cp_model.CpSolver, model: cp_model.CpModel,
         callback: cp_model.CpSolverSolutionCallback | None = None, *,
-        growth_mb: float | None = None) -> cp_model.CpSolverStatus:
+        ceiling_mb: float | None = None) -> cp_model.CpSolverStatus:
     """Solve ``model``; a stop of ``budget`` stops the solver (which keeps its best solution),
     and its deterministic time is charged to ``budget`` (so every clock of the run moves).
-    With ``growth_mb`` (not in deterministic mode, whose runs must repeat themselves), the
-    solver also stops, as if out of time, once the process has grown by that many MB during
-    the solve (:func:`.heap.watch`). What the solve freed goes back to the operating system
-    (:func:`.heap.release`)."""
+    With ``ceiling_mb`` (not in deterministic mode, whose runs must repeat themselves), the
+    solver also stops, as if out of time, once the process's resident memory passes it
+    (:func:`.heap.watch`; :func:`.heap.ceiling` makes one). What the solve freed goes back to
+    the operating system (:func:`.heap.release`)."""
     from ortools.sat.python import cp_model
 
     if budget.stopped:
         return cp_model.UNKNOWN
     if budget.deterministic:
-        growth_mb = None
+        ceiling_mb = None
     try:
-        with budget.stopping(solver.stop_search), watch(growth_mb, solver.stop_search):
+        with budget.stopping(solver.stop_search), watch(ceiling_mb, solver.stop_search):
             return solver.solve(model, callback)
     finally:
         budget.report(solver.response_proto.deterministic_time * CP_SAT_UNIT)

@@ -12,8 +12,9 @@ it does nothing.
 
 CP-SAT's own memory grows with its search time on large models (each bound it learns on an
 offset is a new literal), and its ``max_memory_in_mb`` does not stop it in time;
-:func:`watch` stops a search once the process has grown by a given amount since it started
-(Linux, where ``/proc`` says how much is resident; elsewhere it watches nothing).
+:func:`watch` stops a search once the process passes a ceiling, :func:`ceiling` a given
+amount above where it was when the search began (Linux, where ``/proc`` says how much is
+resident; elsewhere it watches nothing).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["few_arenas", "release", "resident_mb", "watch"]
+__all__ = ["ceiling", "few_arenas", "release", "resident_mb", "watch"]
 
 WATCH_SECONDS = 0.01  # between looks at the process's memory while a solve runs
 
@@ -82,23 +83,29 @@ def resident_mb() -> float | None:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def ceiling(growth_mb: float | None) -> float | None:
+    """The resident memory (MB) ``growth_mb`` above the process's now: a ceiling for
+    :func:`watch` that a whole search keeps (each solve starting from where the last one left
+    would ratchet it up). None: no ceiling (or an unknown resident memory)."""
+    now = None if growth_mb is None else resident_mb()
+    return None if now is None or growth_mb is None else now + growth_mb
+
+
 @contextmanager
-def watch(growth_mb: float | None, stop: Callable[[], None]) -> Iterator[list[bool]]:
+def watch(ceiling_mb: float | None, stop: Callable[[], None]) -> Iterator[list[bool]]:
     """Context: while it is open, ``stop()`` is called (once) when the process's resident
-    memory has grown by more than ``growth_mb`` since it opened. Yields a list that holds
-    ``True`` once that happened. ``None`` (or an unknown resident memory) watches nothing."""
+    memory passes ``ceiling_mb``. Yields a list that holds ``True`` once that happened.
+    ``None`` watches nothing."""
     tripped: list[bool] = []
-    start = None if growth_mb is None else resident_mb()
-    if start is None or growth_mb is None:
+    if ceiling_mb is None:
         yield tripped
         return
-    limit = start + growth_mb
     done = threading.Event()
 
     def look() -> None:
         while not done.wait(WATCH_SECONDS):
             now = resident_mb()
-            if now is not None and now > limit:
+            if now is not None and now > ceiling_mb:
                 tripped.append(True)
                 stop()
                 return

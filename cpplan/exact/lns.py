@@ -37,6 +37,7 @@ from ortools.sat.python import cp_model
 from ..blocks import Blocks
 from ..deadline import Budget
 from .cpsat import WINDOW_GROWTH_MB, new_solver, run
+from .heap import ceiling
 from .model import build_model
 from .outcome import Outcome
 
@@ -129,6 +130,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
     k = min(WINDOW_START, len(ids))
     step = STEP_SECONDS
     windows = improved = 0
+    memory_ceiling = ceiling(WINDOW_GROWTH_MB)  # (the whole search's, set once)
     overhead = 0.0  # the most a window took to choose and build, on the budget's clock
     while budget.remaining() > max(0.05, 2 * overhead):
         began = budget.elapsed()
@@ -157,7 +159,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
         if seconds <= 0.01:
             break
         solver = new_solver(budget, seconds, budget.workers)
-        status = run(budget, solver, pm.model, growth_mb=WINDOW_GROWTH_MB)
+        status = run(budget, solver, pm.model, ceiling_mb=memory_ceiling)
         windows += 1
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             _pools, new = pm.read(solver)

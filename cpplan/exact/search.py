@@ -31,6 +31,7 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from .cpsat import new_solver, run
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
+from .heap import ceiling
 from .model import PackingModel, build_model
 from .outcome import Outcome
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
@@ -66,8 +67,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
     or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. With
     ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
-    block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice that grows
-    the process by more than that stops as if out of time (:func:`cpplan.exact.cpsat.run`).
+    block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if
+    out of time once the process is that many MB above where it was when the race began
+    (:func:`cpplan.exact.cpsat.run`).
     Spends at most ``budget``.
     """
     mine = budget
@@ -98,6 +100,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             return out
         return tiling_search(1.0)
     dfs_pool = pool if dfs else None
+    memory_ceiling = ceiling(growth_mb)  # (the whole race's, set once)
     lock = threading.Lock()
     result: list[Outcome] = []
     local = threading.Event()
@@ -154,7 +157,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             solver = new_solver(mine, min(seconds, left))
             with lock:
                 running.add(solver)
-            status = run(mine, solver, pm.model, growth_mb=growth_mb)
+            status = run(mine, solver, pm.model, ceiling_mb=memory_ceiling)
             with lock:
                 running.discard(solver)
                 if local.is_set():
