@@ -8,8 +8,16 @@ from typing import Any
 
 import click
 
-from .common import (at_least, count, elapsed, main, memory_option, read_problem_with, seconds,
-                     user_errors)
+from .common import (
+    at_least,
+    count,
+    elapsed,
+    main,
+    memory_option,
+    read_problem_with,
+    seconds,
+    user_errors,
+)
 
 #: malloc arenas the ``solve`` command's process keeps (:func:`cpplan.exact.heap.few_arenas`):
 #: the main thread's and one that the search threads share.
