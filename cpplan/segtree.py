@@ -257,9 +257,12 @@ class CoverMinTree:
         offs = np.cumsum(lens) - lens
         idx = np.arange(int(lens.sum())) + np.repeat(starts - offs, lens)
         nodes = np.unique(self.bn[idx])
-        saved = (nodes, self.node_min[nodes].copy())
+        before = self.node_min[nodes]
         self._recompute(nodes, values)
-        return saved
+        # Only the nodes whose minimum moved are kept: a search holds one record per level of
+        # its path, and long-lived ranges touch most of the tree at each.
+        moved = self.node_min[nodes] != before
+        return nodes[moved].astype(np.int32), before[moved]
 
     def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
         """Undo one :meth:`update` (the latest not undone yet)."""

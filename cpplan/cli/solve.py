@@ -19,6 +19,10 @@ from .common import (
     user_errors,
 )
 
+#: malloc arenas the ``solve`` command's process keeps (:func:`cpplan.exact.heap.few_arenas`):
+#: the main thread's and one that the search threads share.
+ARENAS = 2
+
 
 @main.command()
 @click.argument("problem_file", metavar="PROBLEM", type=click.Path(dir_okay=False))
@@ -180,6 +184,11 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
         writing = 0.0 if output is None else finishing(time_limit, len(problem.buffers),
                                                        WRITE_SECONDS_PER_BUFFER)
         planning = max(0.0, time_limit - elapsed() - writing)
+    # The command owns its process: one arena per search thread would keep what each freed
+    # (CP-SAT starts threads on every solve), and the process would grow with it.
+    from ..exact.heap import few_arenas
+
+    few_arenas(ARENAS)
     plan = chosen(problem, PlanOptions(planning, seed, deterministic, workers), **own)
     if as_json:
         from ..io.native import plan_to_dict

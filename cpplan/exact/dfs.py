@@ -56,6 +56,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import Budget
 from ..segtree import CoverMinTree
+from .heap import release
 from .outcome import Outcome
 
 __all__ = ["fit", "single_pool", "preorders", "HEURISTICS", "ALIGNED_HEURISTICS"]
@@ -128,11 +129,14 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
         status, why = search.run(budget, cancel, node_budget, heuristics)
     finally:
         budget.report(search.total_nodes / DFS_NODES_PER_SECOND)
+    sol, nodes, heuristic = search.sol, search.total_nodes, search.heuristic
+    del search  # (its neighbour lists, which then go back to the system)
+    release()
     if stats is not None:
-        stats.update(nodes=search.total_nodes, heuristic=search.heuristic)
-    detail = f"dfs {search.heuristic}, {search.total_nodes} nodes"
+        stats.update(nodes=nodes, heuristic=heuristic)
+    detail = f"dfs {heuristic}, {nodes} nodes"
     if status == "feasible":
-        offsets[live] = search.sol
+        offsets[live] = sol
         return Outcome("feasible", pools_out, offsets, detail=detail)
     if status == "infeasible" and not restricted:
         return Outcome("infeasible", detail=detail)
@@ -172,9 +176,13 @@ def _neighbour_lists(start: np.ndarray, end: np.ndarray) -> list[np.ndarray]:
     takes, and no memory beyond the lists themselves (the all-pairs expansion and its sort,
     :meth:`cpplan.sweep.OverlapIndex.neighbours`, held several times their size at once: 300 MB
     for a window of 2585 blocks of idealloc's S_1, nearly all of which share a moment)."""
+    # Indices in the narrowest type that holds them (as :class:`_Search` keeps them): the lists,
+    # and the undo records taken from them down a search path, hold O(n^2) of them on windows
+    # of long-lived blocks.
+    index = np.int16 if len(start) < 2**15 else np.int32
     out = []
     for i in range(len(start)):
-        hit = np.flatnonzero((start < end[i]) & (end > start[i]))
+        hit = np.flatnonzero((start < end[i]) & (end > start[i])).astype(index)
         out.append(hit[hit != i])
     return out
 
@@ -216,6 +224,10 @@ class _Search:
         self.any_fixed = bool((fixed >= 0).any())
         self.unit_align = bool((align == 1).all())
         self.sol = np.zeros(n, np.int64)
+        # Undo records and candidates down a search path: the narrowest types that hold H and
+        # the block indices will do.
+        self.value_type = np.int32 if H < 2**31 else np.int64
+        self.index_type = np.int16 if n < 2**15 else np.int32
         self.total_nodes = 0
         self.heuristic = ""
         self.keys = {"W": width, "A": self.area, "Z": size, "L": align}  # T: from the sections
@@ -309,39 +321,38 @@ class _Search:
         if self.next_poll <= 0:
             self._poll()
         placed, mo, size, fixed, eff = self.placed, self.mo, self.size, self.fixed, self.eff
-        pos = np.flatnonzero(~placed[mem])
-        if len(pos) == 0:
+        first = self._by_offset(mem)
+        if len(first) == 0:
             return True
-        u = mem[pos]
-        mou = mo[u]
+        u = mem[first]
+        ms = mo[u]
         # Dominance: nothing goes at or above the top of an unplaced block at its minimum offset.
         # Sections: every unplaced block sits at or above the next offset, so the next offset
         # plus any section's unplaced total must stay within H.
-        limit = min(int((mou + size[u]).min()), self.H - int(self.total[sa:sb].max()) + 1)
+        limit = min(int((ms + size[u]).min()), self.H - int(self.total[sa:sb].max()) + 1)
         if self.any_fixed:  # an unplaced fixed block comes before anything placed above it
             fu = fixed[u]
             if fu.max() >= 0:
                 limit = min(limit, int(fu[fu >= 0].min()) + 1)
-        order = np.argsort(mou, kind="stable")
-        ms = mou[order]
         k0 = int(np.searchsorted(ms, last_off, "left"))
         k1 = int(np.searchsorted(ms, limit, "left"))
+        del u, ms
         if k0 >= k1:
             return False
-        # Only the candidates live on while the search goes deeper: a frame holding arrays of
-        # every unplaced block costs O(n) bytes per level, O(n^2) down a path of n levels (on
-        # a window of 2600 blocks, hundreds of MB).
-        cand = order[k0:k1]
-        cand_off, cand_pos, cand_block = mou[cand], pos[cand], u[cand]
-        del pos, u, mou, order, ms, cand
-        H, total, floors, maxmo = self.H, self.total, self.floors, self.maxmo
-        sec_lo, sec_hi, nbr, unit = self.sec_lo, self.sec_hi, self.nbr, self.unit_align
-        for j in range(len(cand_block)):
-            off = int(cand_off[j])
-            p = int(cand_pos[j])
+        # Only the candidates' positions (narrow integers) live on while the search goes deeper:
+        # a frame holding arrays of every unplaced block costs O(n) bytes per level, O(n^2)
+        # down a path of n levels (on a window of 2600 blocks, hundreds of MB). A candidate's
+        # offset is its minimum offset, read at its turn: every child leaves mo as it found it.
+        cand = first[k0:k1].astype(self.index_type)
+        del first
+        H, total, floors = self.H, self.total, self.floors
+        sec_lo, sec_hi = self.sec_lo, self.sec_hi
+        for j in range(len(cand)):
+            p = int(cand[j])
+            c = int(mem[p])
+            off = int(mo[c])
             if off == last_off and p < last_pos:
                 continue
-            c = int(cand_block[j])
             # Place c at off: raise the minimum offsets of the unplaced blocks that share a
             # moment with it to its top (aligned), and take its size out of its sections.
             placed[c] = True
@@ -349,42 +360,16 @@ class _Search:
             self.sol[c] = off
             sc = int(size[c])
             top = off + sc
-            nb = nbr[c]
-            nbu = nb[~placed[nb]]
-            hatless = len(nbu) == 0
             lo, hi = int(sec_lo[c]), int(sec_hi[c])
             total[lo:hi] -= sc
-            ok = True
-            chi = None
+            # (Only the undo record lives on while the search goes deeper: the helper's arrays
+            # over every unplaced neighbour would cost O(n) bytes per level.)
+            hatless, undo, ok = self._raise_neighbours(c, top)
             a0, b0 = lo, hi
-            if not hatless:
-                old = mo[nbu]
-                if unit:
-                    ch = old < top
-                    chi = nbu[ch]
-                    if len(chi):
-                        chold = old[ch]
-                        mo[chi] = top
-                        eff[chi] = top
-                        ok = int(maxmo[chi].min()) >= top
-                else:
-                    al = self.align[nbu]
-                    new = -(-top // al) * al
-                    ch = new > old
-                    chi = nbu[ch]
-                    if len(chi):
-                        chold = old[ch]
-                        chnew = new[ch]
-                        mo[chi] = chnew
-                        eff[chi] = chnew
-                        ok = not (chnew > maxmo[chi]).any()
-                if len(chi):
-                    if self.any_fixed and (fixed[chi] >= 0).any():
-                        ok = False  # a fixed block would have to move up
-                    a0 = min(lo, int(sec_lo[chi].min()))
-                    b0 = max(hi, int(sec_hi[chi].max()))
-                else:
-                    chi = None
+            chi = None if undo is None else undo[0]
+            if chi is not None:
+                a0 = min(lo, int(sec_lo[chi].min()))
+                b0 = max(hi, int(sec_hi[chi].max()))
             # Sections whose floor (lowest minimum offset of an unplaced member) may have
             # risen: the unplaced blocks there must fit between the floor and H. (Every other
             # section passed this test before, and the limit above covers the next offset.)
@@ -393,12 +378,14 @@ class _Search:
             if ok:
                 changed = np.array((c,)) if chi is None else np.append(chi, c)
                 saved = floors.update(changed, eff, a0, b0)
+                del changed
                 if not (floors.range(a0, b0) + total[a0:b0] > H).any():
                     found = self._decompose(mem, sa, sb, c, off, p)
             # Undo.
             if saved is not None:
                 floors.restore(saved)
-            if chi is not None:
+            if undo is not None:
+                chi, chold = undo
                 mo[chi] = chold
                 eff[chi] = chold
             total[lo:hi] += sc
@@ -409,6 +396,48 @@ class _Search:
             if hatless:
                 break
         return False
+
+    def _by_offset(self, mem: np.ndarray) -> np.ndarray:
+        """Positions (into ``mem``) of its unplaced blocks by minimum offset, ties by position
+        (the preorder)."""
+        pos = np.flatnonzero(~self.placed[mem])
+        return pos[np.argsort(self.mo[mem[pos]], kind="stable")]
+
+    def _raise_neighbours(self, c: int, top: int
+                          ) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None, bool]:
+        """Raise the minimum offsets of the unplaced blocks that share a moment with the
+        just-placed block ``c`` to ``top`` (aligned up). Returns (whether none is left,
+        ``hatless``; the undo record: the blocks whose minimum offset rose and their old ones,
+        or None; whether each of them still fits under ``H`` without moving a fixed
+        block)."""
+        nb = self.nbr[c]
+        nbu = nb[~self.placed[nb]]
+        if len(nbu) == 0:
+            return True, None, True
+        mo = self.mo
+        old = mo[nbu]
+        if self.unit_align:
+            ch = old < top
+            chi = nbu[ch]
+            if not len(chi):
+                return False, None, True
+            mo[chi] = top
+            self.eff[chi] = top
+            ok = int(self.maxmo[chi].min()) >= top
+        else:
+            al = self.align[nbu]
+            new = -(-top // al) * al
+            ch = new > old
+            chi = nbu[ch]
+            if not len(chi):
+                return False, None, True
+            chnew = new[ch]
+            mo[chi] = chnew
+            self.eff[chi] = chnew
+            ok = not (chnew > self.maxmo[chi]).any()
+        if self.any_fixed and (self.fixed[chi] >= 0).any():
+            ok = False  # a fixed block would have to move up
+        return False, (chi, old[ch].astype(self.value_type)), ok
 
     def _decompose(self, mem: np.ndarray, sa: int, sb: int, c: int, off: int, p: int) -> bool:
         lo, hi = int(self.sec_lo[c]), int(self.sec_hi[c])

@@ -17,8 +17,9 @@ Windows (chosen at random from a seeded generator, so a deterministic run repeat
 * *band*: the blocks with the highest offsets over the whole component.
 
 The window's size adapts: it grows while CP-SAT proves its windows optimal, and shrinks when a
-window runs out of time. Every window is exact within its neighbourhood, never for the whole
-component, so the search proves nothing; it stops at the time limit, at the stop flag, or when
+window runs out of time (or of memory: :data:`cpplan.exact.cpsat.WINDOW_GROWTH_MB`). Every
+window is exact within its neighbourhood, never for the whole component, so the search proves
+nothing; it stops at the time limit, at the stop flag, or when
 the height reaches the proven lower bound.
 
 The idea is the classic LNS of constraint programming (Shaw, CP 1998); the windows in time
@@ -35,7 +36,8 @@ from ortools.sat.python import cp_model
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from .cpsat import new_solver, run
+from .cpsat import WINDOW_GROWTH_MB, new_solver, run
+from .heap import ceiling
 from .model import build_model
 from .outcome import Outcome
 
@@ -43,7 +45,9 @@ __all__ = ["improve", "WINDOW_START", "WINDOW_MIN", "WINDOW_MAX"]
 
 WINDOW_START = 80  # blocks in the first window
 WINDOW_MIN = 12
-WINDOW_MAX = 1500
+# Windows of hundreds of blocks among large domains rarely end within STEP_SECONDS, and their
+# presolve can take hundreds of MB at once, faster than WINDOW_GROWTH_MB's watch can stop it.
+WINDOW_MAX = 250
 GRAVITY = 0.5  # share of windows that minimise their offsets' sum rather than their height
 STEP_SECONDS = 0.3  # time per window: improvements come early, proofs late
 # Deterministic mode: nominal seconds to build a model, per block in it (building is Python
@@ -126,6 +130,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
     k = min(WINDOW_START, len(ids))
     step = STEP_SECONDS
     windows = improved = 0
+    memory_ceiling = ceiling(WINDOW_GROWTH_MB)  # (the whole search's, set once)
     overhead = 0.0  # the most a window took to choose and build, on the budget's clock
     while budget.remaining() > max(0.05, 2 * overhead):
         began = budget.elapsed()
@@ -154,7 +159,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
         if seconds <= 0.01:
             break
         solver = new_solver(budget, seconds, budget.workers)
-        status = run(budget, solver, pm.model)
+        status = run(budget, solver, pm.model, ceiling_mb=memory_ceiling)
         windows += 1
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             _pools, new = pm.read(solver)
@@ -170,5 +175,6 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
             k = min(int(k * 1.25) + 1, WINDOW_MAX, len(ids))
         elif status == cp_model.UNKNOWN:
             k = max(int(k * 0.7), WINDOW_MIN)
+        del pm, solver  # (not held while the next window is chosen and built)
     return Outcome("feasible", np.zeros(len(ids), np.int64), offs,
                    detail=f"{improved} of {windows} windows improved")

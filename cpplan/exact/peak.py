@@ -46,11 +46,12 @@ from ..deadline import Budget, OutOfTime
 from ..errors import CapacityError
 from ..planners.fit import order_blocks
 from ..planners.placer import Placer
+from .cpsat import WINDOW_GROWTH_MB
 from .dfs import fit, preorders, single_pool
 from .outcome import Outcome
 from .search import DIVE_NODES_PER_BLOCK, probe
 
-__all__ = ["peak_first", "SPANS", "GROWTH_SPAN", "MAX_WINDOW", "PROBE_UP_TO"]
+__all__ = ["peak_first", "SPANS", "GROWTH_SPAN", "MAX_WINDOW", "PROBE_UP_TO", "PROBE_MAX_SECONDS"]
 
 SPANS = (5, 20, 80)  # moments on each side of the peak whose live blocks form a window
 # Each span's window is tried again with the large blocks of the peak's region added: blocks of
@@ -65,6 +66,11 @@ PROBE_UP_TO = 3000  # blocks; a window this small is probed when no greedy order
 MOMENTS_PER_GROWTH = 5  # critical moments a growth step takes in
 PROBE_SHARE = 0.5  # of the budget left, at most, for one window's probe
 PROBE_SECONDS_PER_BLOCK = 5e-4  # the least a probe's share must be, per block of the window
+# The most a window's probe may take: on windows of thousands of blocks it answers early or not
+# at all, and CP-SAT's memory grows with its search time on models that large (each bound it
+# learns on an offset is a new literal), past the solve's memory limit within seconds
+# (benchmarks/solve_memory.py).
+PROBE_MAX_SECONDS = 4.0
 # The fill's (order, mode) pairs, tried in turn (measured on idealloc's sets: first-fit in size
 # order reaches Y_1's max-load, best-fit in area order gives S_1's lowest fill).
 FILLS = (("size", "first"), ("size", "best"), ("area", "best"))
@@ -290,7 +296,9 @@ def _window_packings(blocks: Blocks, ids: np.ndarray, win: np.ndarray, span: tup
                     seen.append(packed)
                     yield out
     if not dived and len(w_ids) <= PROBE_UP_TO and affordable():
-        out = probe(blocks, w_ids, {0: target}, budget.share(PROBE_SHARE))
+        seconds = min(PROBE_SHARE * budget.remaining(), PROBE_MAX_SECONDS)
+        out = probe(blocks, w_ids, {0: target}, budget.within(seconds),
+                    growth_mb=WINDOW_GROWTH_MB)
         if out.status in ("feasible", "infeasible"):
             yield out
 

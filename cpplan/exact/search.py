@@ -31,6 +31,7 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from .cpsat import new_solver, run
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
+from .heap import ceiling
 from .model import PackingModel, build_model
 from .outcome import Outcome
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
@@ -53,7 +54,7 @@ RACE_SHARE_ALIGNED = 0.7
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budget, *,
           orders: tuple[str, ...] = RACE_ORDERS, first_slice: float = 0.25, dfs: bool = True,
-          dive: bool = True, tiling: bool = True) -> Outcome:
+          dive: bool = True, tiling: bool = True, growth_mb: float | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, tight blocks (one pool, the load at the height over
@@ -66,7 +67,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
     or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. With
     ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
-    block, at most ``DIVE_SHARE`` of the budget). Spends at most ``budget``.
+    block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if
+    out of time once the process is that many MB above where it was when the race began
+    (:func:`cpplan.exact.cpsat.run`).
+    Spends at most ``budget``.
     """
     mine = budget
     pool = single_pool(blocks, ids)
@@ -90,11 +94,13 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         if out.status in ("feasible", "infeasible"):
             return out
         out = probe(blocks, ids, heights, mine.share(race_share), orders=orders,
-                    first_slice=first_slice, dfs=dfs, dive=dive, tiling=False)
+                    first_slice=first_slice, dfs=dfs, dive=dive, tiling=False,
+                    growth_mb=growth_mb)
         if out.status in ("feasible", "infeasible") or mine.remaining() <= 0:
             return out
         return tiling_search(1.0)
     dfs_pool = pool if dfs else None
+    memory_ceiling = ceiling(growth_mb)  # (the whole race's, set once)
     lock = threading.Lock()
     result: list[Outcome] = []
     local = threading.Event()
@@ -151,7 +157,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             solver = new_solver(mine, min(seconds, left))
             with lock:
                 running.add(solver)
-            status = run(mine, solver, pm.model)
+            status = run(mine, solver, pm.model, ceiling_mb=memory_ceiling)
             with lock:
                 running.discard(solver)
                 if local.is_set():
