@@ -43,35 +43,41 @@ def finish_in_tracks(blocks: Blocks, pool_of: np.ndarray, offset: np.ndarray) ->
     heights = np.zeros(blocks.n_pools, np.int64)
     placed = pool_of >= 0
     np.maximum.at(heights, pool_of[placed], offset[placed] + size[placed])
-    pool = np.fromiter((next((p for p in blocks.pools[i] if caps[p] < 0), blocks.pools[i][0])
-                        for i in todo.tolist()), np.int64, len(todo))
+    if blocks.n_pools == 1:
+        pool = np.zeros(len(todo), np.int64)
+    else:
+        pool = np.fromiter((next((p for p in blocks.pools[i] if caps[p] < 0), blocks.pools[i][0])
+                            for i in todo.tolist()), np.int64, len(todo))
     z = size[todo]
     cls = np.where(z > 0, np.ceil(np.log2(np.maximum(z, 1))).astype(np.int64), -1)
     order = np.lexsort((todo, blocks.start[todo], cls, pool))
-    groups = np.flatnonzero(np.diff(pool[order] * 128 + cls[order], prepend=-1) != 0)
+    # (keys >= 0: class -1, zero-size blocks, must not match the -1 before the first group)
+    groups = np.flatnonzero(np.diff(pool[order] * 128 + cls[order] + 1, prepend=-1) != 0)
     for g, a in enumerate(groups.tolist()):
         b = int(groups[g + 1]) if g + 1 < len(groups) else len(order)
-        members = todo[order[a:b]].tolist()
+        members = todo[order[a:b]]
         p, c = int(pool[order[a]]), int(cls[order[a]])
-        aligns = [blocks.align_in(i, p) for i in members]
-        align = math.lcm(*aligns)
+        # (every member's alignment in the pool, lcm'd: the lcm of theirs and the pool's)
+        align = math.lcm(int(np.lcm.reduce(blocks.alignment[members])),
+                         int(blocks.pool_alignment[p]))
         base = -(-int(heights[p]) // align) * align
+        pool_of[members] = p
         if c < 0:  # zero-size blocks occupy nothing: at an aligned offset, no track
-            pool_of[members] = p
             offset[members] = base
             continue
         tall = -(-(1 << c) // align) * align
         free: list[tuple[int, int]] = []  # (end, track) of the tracks in use
         tracks = 0
-        start, end = blocks.start, blocks.end
-        for i in members:
-            if free and free[0][0] <= start[i]:
+        chosen = []
+        for s, e in zip(blocks.start[members].tolist(), blocks.end[members].tolist(),
+                        strict=True):
+            if free and free[0][0] <= s:
                 track = heapq.heappop(free)[1]
             else:
                 track, tracks = tracks, tracks + 1
-            heapq.heappush(free, (int(end[i]), track))
-            pool_of[i] = p
-            offset[i] = base + track * tall
+            heapq.heappush(free, (e, track))
+            chosen.append(track)
+        offset[members] = base + np.asarray(chosen, np.int64) * tall
         heights[p] = base + tracks * tall
         if caps[p] >= 0 and heights[p] > caps[p]:
             raise CapacityError(f"the blocks left at the time limit do not fit in pool "

@@ -1,0 +1,55 @@
+"""Finishing a partial plan in tracks (:mod:`cpplan.planners.tracks`): whatever best-fit placed
+before its time ran out, the blocks it left go above, and the plan is valid."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cpplan.blocks import make_blocks
+from cpplan.errors import CapacityError
+from cpplan.plan import check
+from cpplan.planners.placer import Placer
+from cpplan.planners.tracks import finish_in_tracks
+from cpplan.problem import Buffer, Problem
+from tests.strategies import problems
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems(max_buffers=14, fixed=False, capacities=False), st.data())
+def test_the_blocks_left_go_above_and_the_plan_is_valid(problem, data):
+    blocks = make_blocks(problem)
+    placer = Placer(blocks)
+    order = data.draw(st.permutations(range(len(blocks))))
+    cut = data.draw(st.integers(0, len(blocks)))  # where the time ran out
+    placer.place_order(order[:cut])
+    pool_of, offset = placer.pool_of.copy(), placer.offset.copy()
+    finish_in_tracks(blocks, pool_of, offset)
+    assert (pool_of >= 0).all()
+    plan = blocks.to_plan(pool_of, offset, planner="tracks")  # (raises on a broken plan)
+    assert check(problem, plan) == []
+
+
+def test_a_track_holds_blocks_of_one_size_class_one_after_another():
+    # Four blocks of 3 and 4 bytes (class 4), two at a time: two tracks of 4 bytes.
+    problem = Problem(tuple(Buffer(f"b{k}", 3 + k % 2, 2 * (k // 2), 2 * (k // 2) + 2)
+                            for k in range(4)))
+    blocks = make_blocks(problem)
+    pool_of = np.full(len(blocks), -1, np.int64)
+    offset = np.zeros(len(blocks), np.int64)
+    finish_in_tracks(blocks, pool_of, offset)
+    assert sorted(offset.tolist()) == [0, 0, 4, 4]
+
+
+def test_tracks_past_a_capacity_are_an_error():
+    problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)))
+    problem = problem.with_capacity({"default": 12})
+    blocks = make_blocks(problem)
+    pool_of = np.full(len(blocks), -1, np.int64)
+    try:
+        finish_in_tracks(blocks, pool_of, np.zeros(len(blocks), np.int64))
+    except CapacityError as e:
+        assert "do not fit" in str(e)
+    else:
+        raise AssertionError("two blocks of 8 live together cannot sit within 12 bytes")
