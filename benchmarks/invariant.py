@@ -4,8 +4,10 @@ For every shared instance and each limit T it runs, as a user would, ``cpplan so
 --time-limit T`` and ``cpplan solve --planner best-fit --time-limit T`` (best-fit alone, with
 the same limit), and prints both heights as multiples of the max-load L, the best objective any
 of solve's own heuristics offered (``stats.offered``), and whether solve's answer is at or
-below both. Prints a last line counting the violations (the acceptance: none), and exits 1
-when there is one or when a command failed (its row says ``error``).
+below both (below best-fit alone only where it finished: one cut short by the limit, its last
+blocks finished in tracks, is marked ``*``). Prints a last line counting the violations (the
+acceptance: none), and exits 1 when there is one or when a command failed (its row says
+``error``).
 
 Takes about 6 min on this 2-core machine with the defaults (``--limits 1`` alone: about 40 s):
 a solve stops early where it proves its plan optimal.
@@ -70,7 +72,10 @@ def main() -> int:
                 offered = got.get("stats", {}).get("offered", {})
                 floor = min(offered.values()) if offered else None
                 obj = got.get("objective")
-                ok = obj is not None and (alone.get("objective") is None
+                # best-fit alone cut short by the limit (its last blocks finished in tracks)
+                # did not finish: the invariant is about the heuristics that did.
+                cut = "finished_in_tracks" in alone.get("stats", {})
+                ok = obj is not None and (alone.get("objective") is None or cut
                                           or obj <= alone["objective"]) and \
                     (floor is None or obj <= floor)
                 total += 1
@@ -80,9 +85,11 @@ def main() -> int:
                                 if "error" in r)
                 errors += bool(why)
                 print(f"{path.stem:<22} {limit:>4g}  {_ratio(obj, lb):>9} {got['status']:<9} "
-                      f"{_ratio(alone.get('objective'), lb):>10} {_ratio(floor, lb):>9}  "
+                      f"{_ratio(alone.get('objective'), lb) + ('*' if cut else ''):>10} "
+                      f"{_ratio(floor, lb):>9}  "
                       f"{'yes' if ok else 'NO'}" + (f"  error: {why}" if why else ""),
                       flush=True)
+    print("(* best-fit alone was cut short by the limit: it did not finish)")
     print(f"{bad} of {total} runs worse than a heuristic that finished"
           + (f"; {errors} with a command that failed" if errors else ""))
     return 1 if bad or errors else 0
