@@ -48,6 +48,9 @@ WINDOW_MIN = 12
 # Windows of hundreds of blocks among large domains rarely end within STEP_SECONDS, and their
 # presolve can take hundreds of MB at once, faster than WINDOW_GROWTH_MB's watch can stop it.
 WINDOW_MAX = 250
+# CP-SAT threads per window: a window of at most WINDOW_MAX blocks is answered as well by one,
+# and every thread holds its own copy of the model (S_1's peak memory: benchmarks/solve_memory.py).
+LNS_WORKERS = 1
 GRAVITY = 0.5  # share of windows that minimise their offsets' sum rather than their height
 STEP_SECONDS = 0.3  # time per window: improvements come early, proofs late
 # Deterministic mode: nominal seconds to build a model, per block in it (building is Python
@@ -158,7 +161,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
         seconds = min(step, budget.remaining())
         if seconds <= 0.01:
             break
-        solver = new_solver(budget, seconds, budget.workers)
+        solver = new_solver(budget, seconds, LNS_WORKERS)
         status = run(budget, solver, pm.model, ceiling_mb=memory_ceiling)
         windows += 1
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
