@@ -179,16 +179,16 @@ def solve(problem_file: str, output: str | None, time_limit: float, planner: str
         own["goal"] = "fit"
     if not quiet and "progress" in takes:
         own["progress"] = lambda p: click.echo(str(p), err=True)
-    planning = time_limit
-    if not deterministic:  # (deterministic seconds are the planning's own: read and write apart)
-        writing = 0.0 if output is None else finishing(time_limit, len(problem.buffers),
-                                                       WRITE_SECONDS_PER_BUFFER)
-        planning = max(0.0, time_limit - elapsed() - writing)
     # The command owns its process: one arena per search thread would keep what each freed
     # (CP-SAT starts threads on every solve), and the process would grow with it.
     from ..exact.heap import few_arenas
 
     few_arenas(ARENAS)
+    planning = time_limit
+    if not deterministic:  # (deterministic seconds are the planning's own: read and write apart)
+        writing = 0.0 if output is None else finishing(time_limit, len(problem.buffers),
+                                                       WRITE_SECONDS_PER_BUFFER)
+        planning = max(0.0, time_limit - elapsed() - writing)
     plan = chosen(problem, PlanOptions(planning, seed, deterministic, workers), **own)
     if as_json:
         from ..io.native import plan_to_dict
