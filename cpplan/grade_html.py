@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .grade.markdown import fmt_int, fmt_ratio, summary_line
+from .grade.markdown import SUMMARY_COLUMNS, fmt_int, fmt_ratio, summary_cells, summary_line
 from .grade.results import InstanceReport, Result
 from .grade.specs import PlannerSpec
 
@@ -202,17 +202,13 @@ def page(report: Report, links: dict[tuple[str, str], str], notes: Sequence[str]
     out.append('<h2 id="heat-map">Heat map</h2>')
     out.append(_heat_map(rep, links))
     out.append('<h2 id="leaderboard">Leaderboard</h2>')
-    out.append('<table class="leaderboard"><tr><th>planner</th><th>solved</th>'
-               "<th>geo-mean × best</th><th>worst × best</th><th>geo-mean × lower bound</th>"
-               "<th>optimal</th><th>wins</th><th>total s</th></tr>")
+    out.append('<table class="leaderboard"><tr>'
+               + "".join(f"<th>{e(c)}</th>" for c in SUMMARY_COLUMNS) + "</tr>")
+    numeric = (False, False, True, False, True, True, True, True)  # (right-aligned cells)
     for s in rep.summary():
-        fails = ", ".join(f"{v} {k}" for k, v in sorted(s.failures.items()))
-        solved = f"{s.solved}/{s.instances}" + (f" ({fails})" if fails else "")
-        worst = fmt_ratio(s.worst_best) + (f" ({s.worst_instance})" if s.worst_instance else "")
-        out.append(f"<tr><td>{e(s.planner)}</td><td>{e(solved)}</td>"
-                   f'<td class="n">{fmt_ratio(s.geomean_best)}</td><td>{e(worst)}</td>'
-                   f'<td class="n">{fmt_ratio(s.geomean_bound)}</td><td class="n">{s.optimal}'
-                   f'</td><td class="n">{s.wins}</td><td class="n">{s.seconds:.2f}</td></tr>')
+        out.append("<tr>" + "".join(
+            f'<td class="n">{e(c)}</td>' if n else f"<td>{e(c)}</td>"
+            for c, n in zip(summary_cells(s), numeric, strict=True)) + "</tr>")
     out.append("</table>")
     out.append('<h2 id="instances">Per instance (height / best known; the height below)</h2>')
     out.append('<table class="instances"><tr><th>instance</th><th>buffers</th>'

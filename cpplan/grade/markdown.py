@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .results import InstanceReport, Result, ratio
 
 if TYPE_CHECKING:
-    from .report import Report
+    from .report import PlannerSummary, Report
 
 
 def fmt_ratio(v: float | None) -> str:
@@ -22,6 +22,21 @@ def fmt_ratio(v: float | None) -> str:
 
 def fmt_int(v: int | None) -> str:
     return "–" if v is None else f"{v:,}"
+
+
+#: The summary table's columns, as :func:`summary_cells` fills them.
+SUMMARY_COLUMNS = ("planner", "solved", "geo-mean × best", "worst × best",
+                   "geo-mean × lower bound", "optimal", "wins", "total s")
+
+
+def summary_cells(s: PlannerSummary) -> tuple[str, ...]:
+    """A planner's row of the summary table (:data:`SUMMARY_COLUMNS`), as text not yet
+    escaped: every page of the report (markdown, HTML) shows the same row."""
+    fails = ", ".join(f"{v} {k}" for k, v in sorted(s.failures.items()))
+    solved = f"{s.solved}/{s.instances}" + (f" ({fails})" if fails else "")
+    worst = fmt_ratio(s.worst_best) + (f" ({s.worst_instance})" if s.worst_instance else "")
+    return (s.planner, solved, fmt_ratio(s.geomean_best), worst, fmt_ratio(s.geomean_bound),
+            str(s.optimal), str(s.wins), f"{s.seconds:.2f}")
 
 
 def _cell(r: Result, inst: InstanceReport) -> str:
@@ -65,16 +80,11 @@ def markdown(rep: Report) -> str:
     lines.append("")
     lines.append("## Summary")
     lines.append("")
-    lines.append("| planner | solved | geo-mean × best | worst × best | geo-mean × lower bound "
-                 "| optimal | wins | total s |")
+    lines.append("| " + " | ".join(SUMMARY_COLUMNS) + " |")
     lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for s in rep.summary():
-        fails = ", ".join(f"{v} {k}" for k, v in sorted(s.failures.items()))
-        solved = f"{s.solved}/{s.instances}" + (f" ({fails})" if fails else "")
-        worst = fmt_ratio(s.worst_best) + (f" ({s.worst_instance})" if s.worst_instance else "")
-        lines.append(f"| {_md_escape(s.planner)} | {solved} | {fmt_ratio(s.geomean_best)} | "
-                     f"{worst} | {fmt_ratio(s.geomean_bound)} | {s.optimal} | {s.wins} | "
-                     f"{s.seconds:.2f} |")
+        planner, *rest = summary_cells(s)
+        lines.append(f"| {_md_escape(planner)} | " + " | ".join(rest) + " |")
     lines.append("")
     lines.append("## Per instance (height / best known)")
     lines.append("")
