@@ -33,20 +33,21 @@ __all__ = ["ceiling", "few_arenas", "release", "resident_mb", "watch"]
 WATCH_SECONDS = 0.01  # between looks at the process's memory while a solve runs
 
 
-def _malloc_trim() -> Any:
-    """glibc's ``malloc_trim``, or None where there is none (another C library or system)."""
+def _glibc(name: str, argtypes: list[Any]) -> Any:
+    """glibc's function ``name`` taking ``argtypes`` and returning an int, or None where there
+    is none (another C library or system)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        function = getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):
         return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
+    function.argtypes = argtypes
+    function.restype = ctypes.c_int
+    return function
 
 
-_MALLOC_TRIM = _malloc_trim()
+_MALLOC_TRIM = _glibc("malloc_trim", [ctypes.c_size_t])
 _M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
 
 
@@ -62,15 +63,9 @@ def few_arenas(arenas: int) -> None:
     by default, up to eight per core, each keeping what its threads freed): for a process that
     owns its allocator, such as the ``cpplan`` command, before its threads start. Elsewhere it
     does nothing."""
-    if _MALLOC_TRIM is None:
-        return
-    try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    mallopt(_M_ARENA_MAX, arenas)
+    mallopt = _glibc("mallopt", [ctypes.c_int, ctypes.c_int])
+    if mallopt is not None:
+        mallopt(_M_ARENA_MAX, arenas)
 
 
 def resident_mb() -> float | None:
