@@ -223,6 +223,8 @@ def build_model(
             en = np.asarray([e for _s, e, _y, _l in items], np.int64)
             for clique in maximal_cliques(st, en):
                 m.add_no_overlap([items[c][2] for c in clique.tolist()])
+        elif overlap == "pairs":
+            _pairwise(m, items)
         else:
             raise ValueError(f"unknown overlap formulation {overlap!r}")
     groups = _identical_groups(blocks, ids, kvars, presence)
@@ -280,6 +282,38 @@ def objective_of(blocks: Blocks, ids: np.ndarray, height: dict[int, cp_model.Int
             if moved and len(presence[j]) > 1:
                 terms.extend(moved * int(rate[p]) * lit for p, lit in presence[j].items())
     return sum(terms)
+
+
+def _pairwise(m: cp_model.CpModel,
+              items: list[tuple[int, int, cp_model.IntervalVar, PoolLiteral]]) -> None:
+    """Pieces that share a moment get an order literal: ``below`` puts the first under the
+    second, its negation the second under the first (each only where both are in the pool).
+
+    Where a clique's ``add_no_overlap`` leaves the order implicit, CP-SAT branches on these
+    literals and learns clauses over them: on tight packings (every byte of a moment in use)
+    whose rectangles interlock, which order a pair takes is the decision that matters.
+    """
+    order = sorted(range(len(items)), key=lambda k: items[k][0])
+    for a, ka in enumerate(order):
+        sa, ea, ya, la = items[ka]
+        for kb in order[a + 1:]:
+            sb, eb, yb, lb = items[kb]
+            if sb >= ea:
+                break
+            below = m.new_bool_var("")
+            when = [lit for lit in (la, lb) if lit is not True]
+            m.add(ya.end_expr() <= yb.start_expr()).only_enforce_if([below, *when])
+            m.add(yb.end_expr() <= ya.start_expr()).only_enforce_if([~below, *when])
+
+
+def pair_count(starts: np.ndarray, ends: np.ndarray) -> int:
+    """How many pairs of ``[start, end)`` spans share a moment: the order literals of the
+    ``pairs`` formulation."""
+    s = np.sort(starts)
+    e = np.sort(ends)
+    # span k shares a moment with every span starting before it ends, itself included
+    return int((np.searchsorted(s, ends, side="left") - np.searchsorted(e, starts, "right")
+                ).sum() - len(s)) // 2
 
 
 def _placed_pieces(blocks: Blocks, ids: np.ndarray,

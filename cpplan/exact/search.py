@@ -32,7 +32,7 @@ from ..deadline import Budget
 from .cpsat import new_solver, run
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
 from .heap import ceiling
-from .model import PackingModel, build_model
+from .model import PackingModel, build_model, pair_count
 from .outcome import Outcome
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
 
@@ -46,6 +46,9 @@ DIVE_NODES_PER_BLOCK = 3
 # what is left (the tiling search has the rest). Blocks whose alignments differ give the race
 # more: on aligned perfect packings of 120 blocks the tiling search answers 29 of 30 in 2.1 s,
 # the race the last one in 3.4 s, where the tiling search needs 6 to 10 s.
+#: Tight probes: the most order literals for which CP-SAT's pairs formulation runs alongside
+#: (:class:`_Alongside`).
+PAIRS_MAX = 40_000
 TILE_SHARE = 0.4
 RACE_SHARE = 0.6
 TILE_SHARE_ALIGNED = 0.25
@@ -54,7 +57,8 @@ RACE_SHARE_ALIGNED = 0.7
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budget, *,
           orders: tuple[str, ...] = RACE_ORDERS, first_slice: float = 0.25, dfs: bool = True,
-          dive: bool = True, tiling: bool = True, growth_mb: float | None = None) -> Outcome:
+          dive: bool = True, tiling: bool = True, growth_mb: float | None = None,
+          cancel: threading.Event | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, tight blocks (one pool, the load at the height over
@@ -84,21 +88,22 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         tile_share, race_share = ((TILE_SHARE_ALIGNED, RACE_SHARE_ALIGNED) if aligned
                                   else (TILE_SHARE, RACE_SHARE))
 
-        def tiling_search(share: float) -> Outcome:
+        def tiling_search(share: float, cancel: threading.Event) -> Outcome:
             nodes = (int(share * mine.remaining() * TILE_NODES_PER_SECOND)
                      if mine.deterministic else None)
             return tile(blocks, ids, heights[pool], mine.share(share), node_budget=nodes,
-                        resume=memo)
+                        resume=memo, cancel=cancel)
 
-        out = tiling_search(tile_share)
-        if out.status in ("feasible", "infeasible"):
-            return out
-        out = probe(blocks, ids, heights, mine.share(race_share), orders=orders,
-                    first_slice=first_slice, dfs=dfs, dive=dive, tiling=False,
-                    growth_mb=growth_mb)
-        if out.status in ("feasible", "infeasible") or mine.remaining() <= 0:
-            return out
-        return tiling_search(1.0)
+        with _Alongside(blocks, ids, heights, mine, growth_mb) as pairs:
+            out = tiling_search(tile_share, pairs.answered)
+            if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set():
+                out = probe(blocks, ids, heights, mine.share(race_share), orders=orders,
+                            first_slice=first_slice, dfs=dfs, dive=dive, tiling=False,
+                            growth_mb=growth_mb, cancel=pairs.answered)
+            if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set() \
+                    and mine.remaining() > 0:
+                out = tiling_search(1.0, pairs.answered)
+        return pairs.outcome or out
     dfs_pool = pool if dfs else None
     memory_ceiling = ceiling(growth_mb)  # (the whole race's, set once)
     lock = threading.Lock()
@@ -196,10 +201,72 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     while any(t.is_alive() for t in threads):
         for t in threads:
             t.join(timeout=0.05)
-        if mine.stopped:
+        if mine.stopped or (cancel is not None and cancel.is_set()):
             with lock:
                 halt()
     return result[0] if result else Outcome("unknown")
+
+
+class _Alongside:
+    """Context: CP-SAT on the ``pairs`` formulation (an order literal per pair of blocks that
+    share a moment, :func:`cpplan.exact.model.build_model`) in a thread of its own, one worker,
+    for all of ``budget``, beside a tight probe's tiling search and race. ``answered`` is set
+    when it answers (``outcome``: a packing, or a proof that none exists); leaving the context
+    stops and joins it.
+
+    The two searches fail on different packings: the tiling search builds a skyline block by
+    block, while CP-SAT learns clauses over the pairs' orders, and rebuilds interlocking tight
+    packings (rectangles grown on a grid, an allocator's reuse of freed bytes) on which the
+    skyline thrashes. It runs only where it has a core of its own (two workers or more, wall
+    clock) and the pairs are at most :data:`PAIRS_MAX` (it builds about 50k pairs a second).
+    """
+
+    def __init__(self, blocks: Blocks, ids: np.ndarray, heights: dict[int, int],
+                 budget: Budget, growth_mb: float | None) -> None:
+        self.answered = threading.Event()
+        self.outcome: Outcome | None = None
+        self._args = (blocks, ids, heights, budget, ceiling(growth_mb))
+        self._solver: cp_model.CpSolver | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Alongside:
+        blocks, ids, _h, budget, _c = self._args
+        if budget.workers >= 2 and not budget.deterministic and \
+                pair_count(blocks.start[ids], blocks.end[ids]) <= PAIRS_MAX:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._closed = True
+            solver = self._solver
+        # A model still being built is left to finish and see the context closed (never
+        # waited for); a solve is stopped until it ends (a stop asked for just before the
+        # solve began is lost, hence the loop).
+        while solver is not None and self._thread is not None and self._thread.is_alive():
+            solver.stop_search()
+            self._thread.join(timeout=0.02)
+
+    def _run(self) -> None:
+        blocks, ids, heights, budget, ceiling_mb = self._args
+        pm = build_model(blocks, ids, height_max=heights, minimise=False, overlap="pairs",
+                         strategy=None)
+        with self._lock:
+            if self._closed or budget.remaining() <= 0.01:
+                return
+            self._solver = solver = new_solver(budget, budget.remaining())
+        status = run(budget, solver, pm.model, ceiling_mb=ceiling_mb)
+        if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+            pools, offs = pm.read(solver)
+            self.outcome = Outcome("feasible", pools, offs, detail="pairs")
+        elif status == cp_model.INFEASIBLE:
+            self.outcome = Outcome("infeasible", detail="pairs")
+        else:
+            return
+        self.answered.set()
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
 from cpplan import Buffer, Problem, make_blocks
 from cpplan.deadline import PlanOptions
-from cpplan.exact.model import build_model, maximal_cliques
+from cpplan.exact.model import build_model, maximal_cliques, pair_count
 from cpplan.exact.search import probe
+from cpplan.perfect import realloc_packing
+
+from ..strategies import problems
 
 
 def test_maximal_cliques_of_intervals():
@@ -23,13 +28,22 @@ def test_half_open_intervals_touching_are_not_a_clique():
     assert maximal_cliques(np.array([0, 2]), np.array([2, 4])) == []
 
 
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(1, 5)), max_size=12))
+def test_pair_count_is_the_number_of_pairs_that_share_a_moment(spans):
+    starts = np.array([s for s, _ in spans], np.int64)
+    ends = np.array([s + d for s, d in spans], np.int64)
+    brute = sum(1 for a in range(len(spans)) for b in range(a)
+                if starts[a] < ends[b] and starts[b] < ends[a])
+    assert pair_count(starts, ends) == brute
+
+
 def _staircase() -> Problem:
     # Max-load 3 at every step, but only one arrangement fits at height 3.
     return Problem((Buffer("a", 1, 0, 4), Buffer("b", 2, 0, 2), Buffer("c", 2, 2, 4),
                     Buffer("d", 1, 4, 6), Buffer("e", 2, 4, 6)))
 
 
-@pytest.mark.parametrize("overlap", ["cliques", "2d"])
+@pytest.mark.parametrize("overlap", ["cliques", "2d", "pairs"])
 def test_both_formulations_find_the_same_optimum(overlap):
     blocks = make_blocks(_staircase())
     pm = build_model(blocks, np.arange(len(blocks)), height_max={0: 10}, overlap=overlap)
@@ -63,3 +77,37 @@ def test_alignment_is_an_affine_offset():
     plan = blocks.to_plan(pools, offs, planner="test")
     assert plan.offset("a") % 4 == 0 and plan.offset("b") % 8 == 0
     assert plan.height == 11  # b at 0 (5 bytes), a at the next multiple of 4: 8..11
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(max_buffers=6, gaps=True))
+def test_the_pairs_formulation_has_the_optimum_of_the_cliques(problem):
+    # Pools, alignments, fixed offsets, gaps: the order literals must forbid what the cliques
+    # forbid and nothing more.
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    heights = {p: int(c) if c >= 0 else 1 << 12 for p, c in enumerate(blocks.pool_capacity)}
+    values = []
+    for overlap in ("cliques", "pairs"):
+        pm = build_model(blocks, ids, height_max=heights, overlap=overlap)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        status = solver.solve(pm.model)
+        assert status in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
+        values.append(round(solver.objective_value) if status == cp_model.OPTIMAL else None)
+        if status == cp_model.OPTIMAL:
+            blocks.to_plan(*pm.read(solver), planner="test")  # checked
+    assert values[0] == values[1]
+
+
+def test_a_tight_probe_races_the_pairs_formulation_beside_the_tiling_search():
+    # An allocator's reuse of freed bytes: the tiling search thrashes on this one (in 8 s),
+    # CP-SAT over the pairs' orders rebuilds it in about a second.
+    problem = realloc_packing(60, seed=0)
+    blocks = make_blocks(problem)
+    height = problem.meta["optimum"] // blocks.scale
+    out = probe(blocks, np.arange(len(blocks)), {0: height},
+                PlanOptions(30, workers=2).budget().within(30))
+    assert out.status == "feasible"
+    plan = blocks.to_plan(out.pools, out.offsets, planner="probe")
+    assert plan.height == problem.meta["optimum"]
