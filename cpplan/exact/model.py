@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -302,8 +302,12 @@ def _pairwise(m: cp_model.CpModel,
                 break
             below = m.new_bool_var("")
             when = [lit for lit in (la, lb) if lit is not True]
-            m.add(ya.end_expr() <= yb.start_expr()).only_enforce_if([below, *when])
-            m.add(yb.end_expr() <= ya.start_expr()).only_enforce_if([~below, *when])
+            m.add(_expr(ya.end_expr()) <= _expr(yb.start_expr())).only_enforce_if([below, *when])
+            m.add(_expr(yb.end_expr()) <= _expr(ya.start_expr())).only_enforce_if([~below, *when])
+
+
+def _expr(e: object) -> cp_model.LinearExpr:
+    return cast(cp_model.LinearExpr, e)  # (OR-Tools' stubs type an interval's ends as object)
 
 
 def pair_count(starts: np.ndarray, ends: np.ndarray) -> int:
