@@ -8,11 +8,15 @@ For the blocks of one model (a component, or the whole problem):
 * every piece ``(start, end, lo, hi)`` is a rectangle whose time side is fixed and whose byte
   side is ``[offset + lo, offset + hi)``, optional on the pool literal when there are several
   candidates;
-* pieces in one pool must not overlap. Two formulations: ``2d`` is ``add_no_overlap_2d`` per
+* pieces in one pool must not overlap. Three formulations: ``2d`` is ``add_no_overlap_2d`` per
   pool (DESIGN.md's first design); ``cliques`` (the default) uses that time sides are fixed:
   two intervals of time overlap iff they share a moment, so it is enough that the pieces live at
   each *maximal* set of simultaneously live pieces do not overlap in bytes, one 1-D
   ``add_no_overlap`` per maximal clique of the interval graph (at most one per piece start);
+  ``pairs`` gives every two pieces that share a moment an order literal (which is below), each
+  side an enforced linear inequality: CP-SAT then branches on the orders and learns clauses
+  over them, which on tight interlocking packings finds what the cliques' search does not
+  (:func:`cpplan.exact.search.probe` races it beside the tiling search);
 * ``height[p] >= offset + hi`` for every block in pool ``p``; capacities and probe targets are
   upper bounds on the heights; the objective is ``sum(cost[p] * height[p])`` plus the traffic
   cost of the blocks that choose their pool (:func:`objective_of`).
@@ -33,7 +37,8 @@ from ortools.sat.python import cp_model
 from ..blocks import Blocks
 from ..sweep import events
 
-__all__ = ["PackingModel", "build_model", "maximal_cliques", "objective_of", "ORDERS"]
+__all__ = ["PackingModel", "build_model", "maximal_cliques", "objective_of", "ORDERS",
+           "pair_count"]
 
 # Block orders for the decision strategy, as sort keys over (size, lifetime length, start).
 # Which one finds a packing fast varies wildly between instances (heavy-tailed search), which is
