@@ -65,7 +65,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
     :data:`RACE_SHARE` of what is left (:data:`TILE_SHARE_ALIGNED`, :data:`RACE_SHARE_ALIGNED`
-    where alignments differ), then to the tiling search again.
+    where alignments differ), then to the tiling search again; all the while, with two workers
+    or more, CP-SAT on the pairs formulation races them in a thread of its own
+    (:class:`_Alongside`), and the first answer ends the others.
 
     With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
