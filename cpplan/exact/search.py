@@ -47,8 +47,9 @@ DIVE_NODES_PER_BLOCK = 3
 # more: on aligned perfect packings of 120 blocks the tiling search answers 29 of 30 in 2.1 s,
 # the race the last one in 3.4 s, where the tiling search needs 6 to 10 s.
 #: Tight probes: the most order literals for which CP-SAT's pairs formulation runs alongside
-#: (:class:`_Alongside`).
-PAIRS_MAX = 40_000
+#: (:class:`_Alongside`). The packings it rebuilt within 10 s had about 3000; beyond this it
+#: would take a core from the tiling search for little chance of an answer.
+PAIRS_MAX = 12_000
 TILE_SHARE = 0.4
 RACE_SHARE = 0.6
 TILE_SHARE_ALIGNED = 0.25
@@ -220,7 +221,7 @@ class _Alongside:
     block, while CP-SAT learns clauses over the pairs' orders, and rebuilds interlocking tight
     packings (rectangles grown on a grid, an allocator's reuse of freed bytes) on which the
     skyline thrashes. It runs only where it has a core of its own (two workers or more, wall
-    clock) and the pairs are at most :data:`PAIRS_MAX` (it builds about 50k pairs a second).
+    clock) and the pairs are at most :data:`PAIRS_MAX`.
     """
 
     def __init__(self, blocks: Blocks, ids: np.ndarray, heights: dict[int, int],
