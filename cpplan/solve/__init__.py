@@ -47,7 +47,15 @@ from .context import GOALS, Component, Context
 from .incumbent import Incumbent, Progress, Proof
 from .params import DEFAULT_PARAMS, SolverParams
 from .pools import pool_by_pool, solve_pools
-from .stages import bounds, first_plan, heuristics, heuristics_share, hints, tight_first
+from .stages import (
+    bounds,
+    first_plan,
+    heuristics,
+    heuristics_share,
+    heuristics_stage,
+    hints,
+    tight_first,
+)
 from .tiers import solve_tiers
 
 __all__ = ["solve", "Progress", "Proof", "SolverParams"]
@@ -130,12 +138,13 @@ def solve(
     with _interruptible(budget):
         if bounds(ctx):
             tiled = tight_first(ctx) if exact else []
-            stage = budget.within(heuristics_share(ctx, exact))
+            share, began = heuristics_share(ctx, exact), budget.elapsed()
             hints(ctx)
             if not ctx.settled() and planners is None:
                 first_plan(ctx)
             if not ctx.settled():
-                heuristics(ctx, stage, planners)
+                heuristics(ctx, heuristics_stage(budget, share, budget.elapsed() - began),
+                           planners)
             for comp, offsets in tiled:  # (into the heuristics' plan)
                 incumbent.offer_packing(comp.ids, offsets, "tiling")
             if exact and not ctx.settled():

@@ -23,7 +23,8 @@ from .components import tile_tight
 from .context import Component, Context
 from .incumbent import Proof
 
-__all__ = ["bounds", "tight_first", "hints", "first_plan", "heuristics", "heuristics_share"]
+__all__ = ["bounds", "tight_first", "hints", "first_plan", "heuristics", "heuristics_share",
+           "heuristics_stage"]
 
 
 def bounds(ctx: Context) -> bool:
@@ -130,6 +131,14 @@ def heuristics(ctx: Context, budget: Budget, planners: list[str] | None) -> None
     if inc.objective is None and failures:
         inc.emit("heuristic", "no heuristic met the capacities (" + "; ".join(failures[:2])
                  + ")")
+
+
+def heuristics_stage(budget: Budget, share: float, spent: float) -> Budget:
+    """The heuristics' budget once the first plan took ``spent`` of their ``share`` seconds:
+    what is left of the share, and never less than the first plan took, so that first-fit,
+    which costs about what best-fit does, runs to its end in every order best-fit ran in
+    (on tilings of 2000 buffers it is often the better of the two, by up to 6 %)."""
+    return budget.within(max(share - spent, spent))
 
 
 def heuristics_share(ctx: Context, exact: bool) -> float:
