@@ -42,14 +42,15 @@ RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
 DIVE_SHARE = 0.15  # the most of a probe's budget the lone dive may take
 DIVE_NODES_PER_BLOCK = 3
+#: Tight probes: the most order literals for which CP-SAT's pairs formulation runs alongside
+#: (:class:`_Alongside`): beyond it, it would take a core from the tiling search for little
+#: chance of an answer (``benchmarks/versus.py`` on the tilings of ``cpplan.perfect``).
+PAIRS_MAX = 12_000
+
 # Tight blocks: the tiling search's first share of a probe's budget, then the race's share of
 # what is left (the tiling search has the rest). Blocks whose alignments differ give the race
 # more: on aligned perfect packings of 120 blocks the tiling search answers 29 of 30 in 2.1 s,
 # the race the last one in 3.4 s, where the tiling search needs 6 to 10 s.
-#: Tight probes: the most order literals for which CP-SAT's pairs formulation runs alongside
-#: (:class:`_Alongside`). The packings it rebuilt within 10 s had about 3000; beyond this it
-#: would take a core from the tiling search for little chance of an answer.
-PAIRS_MAX = 12_000
 TILE_SHARE = 0.4
 RACE_SHARE = 0.6
 TILE_SHARE_ALIGNED = 0.25
