@@ -77,7 +77,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
     block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if
     out of time once the process is that many MB above where it was when the race began
-    (:func:`cpplan.exact.cpsat.run`).
+    (:func:`cpplan.exact.cpsat.run`). ``cancel``, set by a search racing beside this probe
+    (the tight branch's pairs formulation), ends the race as an answer would; it does not reach
+    the tiling search, whose own canceller is that racer's.
     Spends at most ``budget``.
     """
     mine = budget
@@ -229,16 +231,17 @@ class _Alongside:
                  budget: Budget, growth_mb: float | None) -> None:
         self.answered = threading.Event()
         self.outcome: Outcome | None = None
-        self._args = (blocks, ids, heights, budget, ceiling(growth_mb))
+        self._blocks, self._ids, self._heights, self._budget = blocks, ids, heights, budget
+        self._ceiling = ceiling(growth_mb)
         self._solver: cp_model.CpSolver | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> _Alongside:
-        blocks, ids, _h, budget, _c = self._args
+        b, budget = self._blocks, self._budget
         if budget.workers >= 2 and not budget.deterministic and \
-                pair_count(blocks.start[ids], blocks.end[ids]) <= PAIRS_MAX:
+                pair_count(b.start[self._ids], b.end[self._ids]) <= PAIRS_MAX:
             self._thread = threading.Thread(target=self._run, daemon=True)
             self._thread.start()
         return self
@@ -255,14 +258,14 @@ class _Alongside:
             self._thread.join(timeout=0.02)
 
     def _run(self) -> None:
-        blocks, ids, heights, budget, ceiling_mb = self._args
-        pm = build_model(blocks, ids, height_max=heights, minimise=False, overlap="pairs",
-                         strategy=None)
+        budget = self._budget
+        pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
+                         overlap="pairs", strategy=None)
         with self._lock:
             if self._closed or budget.remaining() <= 0.01:
                 return
             self._solver = solver = new_solver(budget, budget.remaining())
-        status = run(budget, solver, pm.model, ceiling_mb=ceiling_mb)
+        status = run(budget, solver, pm.model, ceiling_mb=self._ceiling)
         if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
             pools, offs = pm.read(solver)
             self.outcome = Outcome("feasible", pools, offs, detail="pairs")
