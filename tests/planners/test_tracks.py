@@ -31,15 +31,31 @@ def test_the_blocks_left_go_above_and_the_plan_is_valid(problem, data):
     assert check(problem, plan) == []
 
 
-def test_a_track_holds_blocks_of_one_size_class_one_after_another():
-    # Four blocks of 3 and 4 bytes (class 4), two at a time: two tracks of 4 bytes.
+def test_a_track_holds_blocks_of_one_size_class_one_after_another_and_is_as_tall_as_its_tallest():
+    # Blocks of 3 and 4 bytes (one size class), two at a time: two tracks, one after the other.
+    # The first holds the two blocks of 3 bytes and is 3 bytes tall, not the class's 4.
     problem = Problem(tuple(Buffer(f"b{k}", 3 + k % 2, 2 * (k // 2), 2 * (k // 2) + 2)
                             for k in range(4)))
     blocks = make_blocks(problem)
     pool_of = np.full(len(blocks), -1, np.int64)
     offset = np.zeros(len(blocks), np.int64)
     finish_in_tracks(blocks, pool_of, offset)
-    assert sorted(offset.tolist()) == [0, 0, 4, 4]
+    assert offset.tolist() == [0, 3, 0, 3]
+    assert blocks.objective(pool_of, offset) == 7
+
+
+def test_tracks_keep_the_alignment():
+    # Sizes 5 to 7 with alignment 4: tracks 8 bytes tall (7 rounded up), offsets multiples of 4;
+    # c reuses a's track once a has ended.
+    problem = Problem((Buffer("a", 5, 0, 2, 4), Buffer("b", 7, 1, 3, 4), Buffer("c", 6, 2, 4, 4)))
+    blocks = make_blocks(problem)
+    pool_of = np.full(len(blocks), -1, np.int64)
+    offset = np.zeros(len(blocks), np.int64)
+    finish_in_tracks(blocks, pool_of, offset)
+    plan = blocks.to_plan(pool_of, offset, planner="tracks")
+    assert check(problem, plan) == []
+    assert [plan.placements[b].offset for b in "abc"] == [0, 8, 0]
+    assert plan.objective == 15
 
 
 def test_tracks_past_a_capacity_are_an_error():
