@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import PlanError
 from .problem import MAX_VALUE, Problem
-from .sweep import find_overlaps, overlaps_of
+from .sweep import disjoint, find_overlaps, overlaps_of
 
 __all__ = ["Placement", "Plan", "Conflict", "Violation", "check", "ensure_valid", "STATUSES",
            "objective_of"]
@@ -417,7 +417,10 @@ def _passes(problem: Problem, plan: Plan) -> bool:
         group[index[bid]] = index[root]
     for k in range(len(problem.pools)):
         m = np.nonzero((pidx == k) & (cols.size > 0))[0]
-        if overlaps_of(cols.start[m], cols.end[m], off[m], top[m], group[m], limit=1):
+        if problem.root_of:  # (members of one block may overlap: the sweep with groups)
+            if overlaps_of(cols.start[m], cols.end[m], off[m], top[m], group[m], limit=1):
+                return False
+        elif not disjoint(cols.start[m], cols.end[m], off[m], top[m]):
             return False
     return True
 

@@ -109,6 +109,39 @@ def overlaps_of(starts: np.ndarray, ends: np.ndarray, los: np.ndarray, his: np.n
     return pairs
 
 
+def disjoint(starts: np.ndarray, ends: np.ndarray, los: np.ndarray, his: np.ndarray) -> bool:
+    """Whether no two rectangles (given as columns, int64 arrays) share a moment and a byte:
+    :func:`overlaps_of` is empty, told by the same sweep without the names (no groups: every
+    rectangle its own). Empty rectangles never overlap anything.
+
+    The live rectangles are one sorted list ``lo0, hi0, lo1, hi1, ...`` (disjoint, so
+    ``hi_k <= lo_k+1``); a new one overlaps none iff the binary search for its low lands
+    between two rectangles (an even position) and its high reaches no further than the next
+    low. The sweep stops at the first overlap. For a valid plan this is the whole check, at
+    about two thirds of the cost of :func:`overlaps_of` (benchmarks/fit_speed.py).
+    """
+    if len(starts) < 2:
+        return True
+    kinds, ids = events(starts, ends, his > los)
+    lo_l, hi_l = los.tolist(), his.tolist()
+    runs: list[int] = []
+    for kind, r in zip(kinds, ids, strict=True):
+        lo = lo_l[r]
+        if kind:
+            hi = hi_l[r]
+            i = bisect_right(runs, lo)
+            if i & 1 or (i < len(runs) and runs[i] < hi):
+                return False
+            runs[i:i] = (lo, hi)
+        else:
+            # Lows are distinct; a high equal to this low (a rectangle just below, touching)
+            # comes first, at an odd position.
+            i = bisect_left(runs, lo)
+            i += i & 1
+            del runs[i:i + 2]
+    return True
+
+
 def first_overlap(rects: Sequence[Rect]) -> tuple[int, int] | None:
     """The first overlapping pair found, or ``None`` when the rectangles are disjoint."""
     found = find_overlaps(rects, limit=1)

@@ -14,7 +14,7 @@ from cpplan.blocks import make_blocks
 from cpplan.planners.registry import get
 from cpplan.problem import Alias, Buffer, Problem
 from cpplan.replicas import tflite_gpu
-from cpplan.sweep import OverlapIndex, split_lists
+from cpplan.sweep import OverlapIndex, disjoint, overlaps_of, split_lists
 
 # Intervals (start, end, keep, group), empty and reversed ones included.
 intervals = st.lists(st.tuples(st.integers(0, 12), st.integers(-2, 6), st.booleans(),
@@ -118,3 +118,26 @@ def test_tflite_breadth_same_with_lists_and_scan(recs):
     with patch.object(tflite_gpu, "_PAIRS_UP_TO", -1):
         scanned = planner(problem)
     assert with_lists.placements == scanned.placements
+
+
+# Rectangles (start, duration, low byte, height), empty ones included.
+rectangles = st.lists(st.tuples(st.integers(0, 8), st.integers(0, 4), st.integers(0, 12),
+                                st.integers(0, 5)), max_size=25)
+
+
+@given(rectangles)
+def test_disjoint_says_what_the_overlap_sweep_finds(rows):
+    # The check's fast answer for valid plans against the sweep that names every overlap.
+    a = np.asarray(rows, np.int64).reshape(-1, 4)
+    starts, ends, los, his = a[:, 0], a[:, 0] + a[:, 1], a[:, 2], a[:, 2] + a[:, 3]
+    found = overlaps_of(starts, ends, los, his, np.arange(len(a), dtype=np.int64))
+    assert disjoint(starts, ends, los, his) == (not found)
+
+
+def test_rectangles_that_touch_are_disjoint_and_one_byte_more_is_not():
+    starts, ends = np.array([0, 0, 1]), np.array([2, 2, 3])
+    assert disjoint(starts, ends, np.array([0, 4, 8]), np.array([4, 8, 12]))
+    assert not disjoint(starts, ends, np.array([0, 4, 7]), np.array([4, 8, 12]))
+    # b (bytes 4-8, touching a) ends first; c takes its bytes while a lives on.
+    starts, ends = np.array([0, 0, 2]), np.array([4, 2, 4])
+    assert disjoint(starts, ends, np.array([0, 4, 4]), np.array([4, 8, 8]))

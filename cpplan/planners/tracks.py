@@ -2,14 +2,25 @@
 
 When a greedy planner's time runs out part-way (:mod:`cpplan.planners.fit` places the largest
 blocks first), the blocks left are small. They are finished here in O(m log m) for m blocks,
-with no search: blocks are grouped by pool and by *size class* (sizes in one power-of-two
-octave), and each class is partitioned into tracks by the classic interval-partitioning greedy
-(blocks by start; a block reuses the track that became free first, else opens a new one: the
-fewest tracks an interval graph needs, its clique number). Each track is as tall as its tallest
-member and the tracks are stacked above the pool's current height, so no track meets a placed
-block or another track. A class's tracks take at most twice the bytes of its own load (a member
-is more than half its track), and that is the price of finishing in a fraction of a second what
-best-fit would take seconds for.
+with no search:
+
+1. Blocks are grouped by pool and by *size class* (sizes in one power-of-two octave).
+2. Each class is partitioned into tracks by the classic interval-partitioning greedy (blocks
+   by start; a block takes the lowest track free at its start, else opens a new one: the
+   fewest tracks an interval graph needs, its clique number). A track is as tall as its
+   tallest member, so a class's tracks take at most twice the bytes of its own load.
+3. A class's tracks, one above the other, make a *band*. Bands go above the placed blocks, the
+   largest class first, each as low as the bands below it allow on a coarse profile of time
+   (:data:`BUCKETS` stretches). A band *stands* (its lowest track at its bottom) or *hangs*
+   (upside down: its lowest track at its top), whichever leaves the profile lower. Classes
+   crowd at different moments (on Y_1 the largest class left is busiest near the end, all the
+   others near the start), and a band hung over a hollow of the profile takes no more room
+   there than the members alive then: stacked flat instead, the bands took up to a third
+   more than the small blocks' own load.
+
+That is the price of finishing in a fraction of a second what best-fit would take seconds for.
+No track meets a placed block or another band's track: every band lies above the profile of
+everything before it, in every stretch of time where it has a member.
 
 A block's track offset is a multiple of its alignment in its pool (every track of a class is
 aligned to the lcm of its members' alignments, and as tall as a multiple of it). A block with
@@ -26,7 +37,11 @@ import numpy as np
 from ..blocks import Blocks
 from ..errors import CapacityError
 
-__all__ = ["finish_in_tracks"]
+__all__ = ["finish_in_tracks", "BUCKETS"]
+
+#: Stretches of time in the bands' profile: finer ones gave Y_1 nothing more (16 to 256 the
+#: same heights, benchmarks/fit_speed.py prints what the tracks give).
+BUCKETS = 64
 
 
 def finish_in_tracks(blocks: Blocks, pool_of: np.ndarray, offset: np.ndarray) -> None:
@@ -51,9 +66,12 @@ def finish_in_tracks(blocks: Blocks, pool_of: np.ndarray, offset: np.ndarray) ->
                             for i in todo.tolist()), np.int64, len(todo))
     z = size[todo]
     cls = np.where(z > 0, np.ceil(np.log2(np.maximum(z, 1))).astype(np.int64), -1)
-    order = np.lexsort((todo, blocks.start[todo], cls, pool))
-    # (keys >= 0: class -1, zero-size blocks, must not match the -1 before the first group)
-    groups = np.flatnonzero(np.diff(pool[order] * 128 + cls[order] + 1, prepend=-1) != 0)
+    # Largest class first in each pool; members by start (the partitioning's order).
+    order = np.lexsort((todo, blocks.start[todo], -cls, pool))
+    key = pool[order] * 128 - cls[order]
+    groups = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    stretch = _stretches(blocks)
+    profile: dict[int, np.ndarray] = {}  # pool -> its top in each stretch of time
     for g, a in enumerate(groups.tolist()):
         b = int(groups[g + 1]) if g + 1 < len(groups) else len(order)
         members = todo[order[a:b]]
@@ -61,32 +79,74 @@ def finish_in_tracks(blocks: Blocks, pool_of: np.ndarray, offset: np.ndarray) ->
         # (every member's alignment in the pool, lcm'd: the lcm of theirs and the pool's)
         align = math.lcm(int(np.lcm.reduce(blocks.alignment[members])),
                          int(blocks.pool_alignment[p]))
-        base = -(-int(heights[p]) // align) * align
         pool_of[members] = p
         if c < 0:  # zero-size blocks occupy nothing: at an aligned offset, no track
-            offset[members] = base
+            offset[members] = -(-int(heights[p]) // align) * align
             continue
-        free: list[tuple[int, int]] = []  # (end, track) of the tracks in use
-        tracks = 0
-        chosen = []
-        for s, e in zip(blocks.start[members].tolist(), blocks.end[members].tolist(),
-                        strict=True):
-            if free and free[0][0] <= s:
-                track = heapq.heappop(free)[1]
-            else:
-                track, tracks = tracks, tracks + 1
-            heapq.heappush(free, (e, track))
-            chosen.append(track)
-        on = np.asarray(chosen, np.int64)
-        # A track is as tall as its tallest member (rounded up to the alignment), not as its
-        # class: sizes cluster (Y_1's many of 1.27 x 2**27 bytes), and rounding them up to the
-        # power of two took up to 60 % more than they need.
-        tall = np.zeros(tracks, np.int64)
-        np.maximum.at(tall, on, size[members])
+        sky = profile.setdefault(p, np.full(BUCKETS, heights[p], np.int64))
+        track = _partition(blocks.start[members].tolist(), blocks.end[members].tolist())
+        tall = np.zeros(int(track.max()) + 1, np.int64)
+        np.maximum.at(tall, track, size[members])
         tall = -(-tall // align) * align
-        floor = base + np.cumsum(tall) - tall
-        offset[members] = floor[on]
-        heights[p] = base + int(tall.sum())
+        floor = np.cumsum(tall) - tall  # each track's offset in the band
+        offset[members] = _band(sky, stretch[blocks.start[members]],
+                                stretch[blocks.end[members] - 1], floor[track],
+                                (floor + tall)[track], int(tall.sum()), align)
+        heights[p] = int(sky.max())
         if caps[p] >= 0 and heights[p] > caps[p]:
             raise CapacityError(f"the blocks left at the time limit do not fit in pool "
                                 f"{blocks.problem.pools[p].name!r} above the others")
+
+
+def _stretches(blocks: Blocks) -> np.ndarray:
+    """The stretch of time (``0 .. BUCKETS - 1``, equal numbers of moments) of each moment."""
+    moments = max(len(blocks.times), 1)
+    return np.arange(moments, dtype=np.int64) * BUCKETS // moments
+
+
+def _partition(starts: list[int], ends: list[int]) -> np.ndarray:
+    """The track of each interval (given by start): the lowest track free at its start (no
+    interval in it still alive), a new one when none is. As many tracks as the most intervals
+    alive at one moment."""
+    busy: list[tuple[int, int]] = []  # (end, track) of the intervals alive
+    free: list[int] = []  # tracks whose interval has ended
+    opened = 0
+    out = []
+    for s, e in zip(starts, ends, strict=True):
+        while busy and busy[0][0] <= s:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            track = heapq.heappop(free)
+        else:
+            track, opened = opened, opened + 1
+        heapq.heappush(busy, (e, track))
+        out.append(track)
+    return np.asarray(out, np.int64)
+
+
+def _band(sky: np.ndarray, first: np.ndarray, last: np.ndarray, low: np.ndarray,
+          high: np.ndarray, height: int, align: int) -> np.ndarray:
+    """The offsets of a band's members, each taking ``[low, high)`` of a band ``height`` tall
+    during the stretches ``first .. last``: the band standing or hanging upside down, as low as
+    it goes with every member above ``sky`` in each of its stretches, whichever leaves the
+    profile lower (its highest point, then its sum). ``sky`` is raised to the band's members.
+    """
+    count = last - first + 1
+    member = np.repeat(np.arange(len(first)), count)
+    at = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count) + first[member]
+    top = np.full(len(sky), -1, np.int64)  # the band's highest and lowest bytes per stretch
+    np.maximum.at(top, at, high[member])
+    bottom = np.full(len(sky), height, np.int64)
+    np.minimum.at(bottom, at, low[member])
+    used = top >= 0
+    best: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
+    for lo, hi, flip in ((bottom, top, False), (height - top, height - bottom, True)):
+        base = int((sky[used] - lo[used]).max())
+        base = -(-base // align) * align
+        raised = np.where(used, np.maximum(sky, base + hi), sky)
+        key = (int(raised.max()), int(raised.sum()))
+        if best is None or key < best[0]:
+            best = (key, raised, base + (height - high if flip else low))
+    assert best is not None
+    sky[:] = best[1]
+    return best[2]

@@ -58,6 +58,23 @@ def test_tracks_keep_the_alignment():
     assert plan.objective == 15
 
 
+def test_a_band_hangs_over_a_hollow_of_the_bands_below():
+    # Two blocks of 8 bytes live in [0, 10); blocks of 4 bytes: one then, three in [10, 20).
+    # The 8s stand first (16 bytes early, nothing late). The 4s' band (three tracks, 12
+    # bytes) hangs from 20: its one early block at 16, its three late ones at 8, 12 and 16.
+    # Standing, the band would start at 16 and end at 28.
+    problem = Problem((Buffer("a", 8, 0, 10), Buffer("b", 8, 0, 10), Buffer("c", 4, 0, 10),
+                       *(Buffer(f"d{k}", 4, 10, 20) for k in range(3))))
+    blocks = make_blocks(problem)
+    pool_of = np.full(len(blocks), -1, np.int64)
+    offset = np.zeros(len(blocks), np.int64)
+    finish_in_tracks(blocks, pool_of, offset)
+    plan = blocks.to_plan(pool_of, offset, planner="tracks")
+    assert plan.objective == 20  # the most bytes live at one moment
+    assert plan.placements["c"].offset == 16
+    assert sorted(plan.placements[f"d{k}"].offset for k in range(3)) == [8, 12, 16]
+
+
 def test_tracks_past_a_capacity_are_an_error():
     problem = Problem((Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)))
     problem = problem.with_capacity({"default": 12})
