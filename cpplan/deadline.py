@@ -34,21 +34,15 @@ from dataclasses import dataclass
 from .errors import CpplanError
 
 __all__ = ["Budget", "PlanOptions", "OutOfTime", "StopFlag", "tick", "current",
-           "check_time_limit", "finishing", "PLACEMENTS_PER_SECOND", "FINISH_SECONDS_PER_BUFFER"]
+           "check_time_limit", "finishing", "PLACEMENTS_PER_SECOND"]
 
 #: Nominal speed of a block placement, turning placements into deterministic seconds.
 PLACEMENTS_PER_SECOND = 20_000
 
 
-#: What building and checking a plan costs per buffer, kept out of a planner's search so that
-#: its time limit holds (measured: 3.8-4.2 us to build and check Y_1's 62185 buffers).
-FINISH_SECONDS_PER_BUFFER = 5e-6
-
-
-def finishing(limit: float, buffers: int, per_buffer: float = FINISH_SECONDS_PER_BUFFER
-              ) -> float:
-    """The seconds of a ``limit`` kept for building and checking a plan of ``buffers`` buffers
-    (or for another last step costing ``per_buffer`` seconds a buffer), at most all of it: a
+def finishing(limit: float, buffers: int, per_buffer: float) -> float:
+    """The seconds of a ``limit`` kept for a last step costing ``per_buffer`` seconds for each
+    of ``buffers`` buffers (building and checking the plan, writing it), at most all of it: a
     limit too short for the search and its last step ends the search at once, so that the
     answer (the fallback, if nothing else) still comes on time."""
     return min(limit, per_buffer * buffers)

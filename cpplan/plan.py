@@ -21,7 +21,7 @@ from .problem import MAX_VALUE, Problem
 from .sweep import disjoint, find_overlaps, overlaps_of
 
 __all__ = ["Placement", "Plan", "Conflict", "Violation", "check", "ensure_valid", "STATUSES",
-           "objective_of"]
+           "objective_of", "finish_seconds_per_buffer"]
 
 STATUSES = ("optimal", "feasible", "infeasible", "unknown")
 """What a plan may say of itself: ``optimal`` (its objective reaches a proven lower bound),
@@ -369,6 +369,22 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
                              f"{plan.objective}"))
     out.extend(_overlaps(problem, plan, max_overlaps))
     return out
+
+
+#: What building and checking a plan costs per buffer where the check runs on arrays (no gaps,
+#: no aliases): Y_1, 2.8 us (62185 buffers, benchmarks/read_speed.py prints it).
+FINISH_SECONDS_PER_BUFFER = 4e-6
+#: The same where buffers have gaps or aliases (the check's loops, or the sweep with groups):
+#: Y_1 with every buffer given a gap, 13.6 us; with an alias for every buffer, 8 us.
+FINISH_SECONDS_PER_BUFFER_LOOPS = 15e-6
+
+
+def finish_seconds_per_buffer(problem: Problem) -> float:
+    """What building and checking a plan of ``problem`` costs per buffer: the time a planner
+    keeps out of its search (:func:`cpplan.deadline.finishing`) so that its limit holds."""
+    if problem.root_of or problem.columns.gaps:
+        return FINISH_SECONDS_PER_BUFFER_LOOPS
+    return FINISH_SECONDS_PER_BUFFER
 
 
 def _passes(problem: Problem, plan: Plan) -> bool:

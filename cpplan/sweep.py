@@ -4,14 +4,16 @@ This is the engine under the plan checker and the problem validator. It never co
 pairs: events are swept in time order (ends before starts at the same moment: lifetimes are
 half-open) while the live rectangles are kept in two sets:
 
-* ``act``: pairwise disjoint, sorted by their low byte. A new rectangle overlaps a contiguous run
-  of them, found by a binary search: the one just below it (if it reaches up past the new low)
-  and those whose low is below the new high. Every valid plan keeps all rectangles here, so an
-  event costs a binary search plus the overlaps it reports.
-* ``extra``: rectangles that overlapped a member of ``act`` when they started (a violation, or a
-  pair from the same group, which is allowed: members of one alias block). They are compared
-  with each new rectangle one by one, and leave when they end, so a few violations early on do
-  not slow the rest of the sweep.
+* ``act``: disjoint *runs* sorted by their low byte, each one live rectangle or the union of
+  live rectangles of one group that overlap one another (members of one alias block, which may
+  share bytes). A new rectangle overlaps a contiguous range of runs, found by a binary search:
+  the one just below it (if it reaches up past the new low) and those whose low is below the new
+  high; meeting only runs of its own group, it joins them into one run. Every valid plan keeps
+  all rectangles here, so an event costs a binary search plus the overlaps it reports (and,
+  when a member of a run of several ends, sorting what is left of that run).
+* ``extra``: rectangles that overlapped another group's run when they started (a violation).
+  They are compared with each new rectangle one by one, and leave when they end, so a few
+  violations early on do not slow the rest of the sweep.
 
 Every overlapping pair is reported once, when the later of the two starts, so broken plans get
 every violation listed, not just the first.
@@ -58,17 +60,20 @@ def find_overlaps(rects: Sequence[Rect], *, limit: int | None = None) -> list[tu
 
 def overlaps_of(starts: np.ndarray, ends: np.ndarray, los: np.ndarray, his: np.ndarray,
                 groups: np.ndarray, *, limit: int | None = None) -> list[tuple[int, int]]:
-    """:func:`find_overlaps` of the rectangles given as columns (int64 arrays), the same pairs
-    in the same order."""
+    """:func:`find_overlaps` of the rectangles given as columns (int64 arrays): the same pairs.
+    """
     if len(starts) < 2:
         return []
     ev_kind, ev_rect = events(starts, ends, his > los)
     lo_l, hi_l, grp_l = los.tolist(), his.tolist(), groups.tolist()
 
     pairs: list[tuple[int, int]] = []
-    act_lo: list[int] = []  # disjoint live rectangles, sorted by low byte
-    act_id: list[int] = []
-    extra: list[int] = []  # live rectangles that overlapped ``act`` when they started
+    # ``act``: disjoint runs sorted by low byte, as one list ``lo0, hi0, lo1, hi1, ...``, and
+    # what makes each: one rectangle, or a list of rectangles of one group that overlap one
+    # another (members of an alias block).
+    runs: list[int] = []
+    made: list[int | list[int]] = []
+    extra: list[int] = []  # live rectangles that overlapped another group's run when they started
     in_extra: set[int] = set()
     for kind, r in zip(ev_kind, ev_rect, strict=True):
         lo = lo_l[r]
@@ -76,37 +81,70 @@ def overlaps_of(starts: np.ndarray, ends: np.ndarray, los: np.ndarray, his: np.n
             if in_extra and r in in_extra:
                 in_extra.discard(r)
                 extra.remove(r)
+                continue
+            k = bisect_right(runs, lo) >> 1  # (runs are disjoint: the one holding r)
+            of = made[k]
+            if isinstance(of, int):
+                del runs[2 * k:2 * k + 2]
+                del made[k]
             else:
-                k = bisect_left(act_lo, lo)  # lows in ``act`` are distinct: it is disjoint
-                del act_lo[k]
-                del act_id[k]
+                of.remove(r)
+                runs[2 * k:2 * k + 2], made[k:k + 1] = _joined(of, lo_l, hi_l)
             continue
-        hi = hi_l[r]
-        pos = bisect_right(act_lo, lo)
-        below = pos > 0 and hi_l[act_id[pos - 1]] > lo
-        if not below and (pos == len(act_lo) or act_lo[pos] >= hi):
-            # The common case (every event of a valid plan): it meets nothing in ``act``.
-            act_lo.insert(pos, lo)
-            act_id.insert(pos, r)
+        hi, g = hi_l[r], grp_l[r]
+        i = bisect_right(runs, lo)
+        if not i & 1 and (i == len(runs) or runs[i] >= hi):
+            # The common case (every event of a valid plan): it meets no run.
+            runs[i:i] = (lo, hi)
+            made.insert(i >> 1, r)
             if not extra:
                 continue
-            found = [x for x in extra if lo_l[x] < hi and hi_l[x] > lo]
+            found: list[int] = []
         else:
-            found = [act_id[pos - 1]] if below else []
-            k = pos
-            while k < len(act_lo) and act_lo[k] < hi:
-                found.append(act_id[k])
-                k += 1
-            extra.append(r)
-            in_extra.add(r)
+            a = i >> 1  # the runs it meets: a .. b - 1
+            b = a + 1
+            while 2 * b < len(runs) and runs[2 * b] < hi:
+                b += 1
+            members = [x for k in range(a, b) for x in _members(made[k])]
+            if all(grp_l[x] == g for x in members):  # its own block's: one run with them
+                members.append(r)
+                runs[2 * a:2 * b] = (min(lo, runs[2 * a]), max(hi, runs[2 * b - 1]))
+                made[a:b] = [members]
+                found = []
+            else:
+                found = [x for x in members if lo_l[x] < hi and hi_l[x] > lo]
+                extra.append(r)
+                in_extra.add(r)
+        if extra:
             found.extend(x for x in extra if x != r and lo_l[x] < hi and hi_l[x] > lo)
-        g = grp_l[r]
         for x in found:
             if grp_l[x] != g:
                 pairs.append((x, r))
                 if limit is not None and len(pairs) >= limit:
                     return pairs
     return pairs
+
+
+def _members(of: int | list[int]) -> list[int]:
+    return [of] if isinstance(of, int) else of
+
+
+def _joined(members: list[int], lo_l: list[int], hi_l: list[int]
+            ) -> tuple[list[int], list[int | list[int]]]:
+    """The runs (``lo, hi, ...``) and what makes each, of ``members`` (rectangles of one group,
+    at least one): the disjoint unions of those that overlap one another."""
+    members.sort(key=lo_l.__getitem__)
+    runs: list[int] = []
+    made: list[int | list[int]] = []
+    for x in members:
+        if runs and lo_l[x] < runs[-1]:
+            runs[-1] = max(runs[-1], hi_l[x])
+            last = made[-1]
+            made[-1] = [*_members(last), x]
+        else:
+            runs += (lo_l[x], hi_l[x])
+            made.append(x)
+    return runs, made
 
 
 def disjoint(starts: np.ndarray, ends: np.ndarray, los: np.ndarray, his: np.ndarray) -> bool:

@@ -8,6 +8,7 @@ start-up is one line too.
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 import threading
@@ -154,14 +155,25 @@ def memory_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def read_problem_with(path: str, memories: tuple[str, ...] = ()) -> Any:
-    """The problem in ``path``, with ``memories`` (``--memory``) as its pools when given."""
+    """The problem in ``path``, with ``memories`` (``--memory``) as its pools when given.
+
+    A command owns its process, and a problem is tens of thousands of small objects made at
+    once, holding no reference cycles: they are made with the cyclic garbage collector paused,
+    then frozen out of its reach (:func:`gc.freeze`), so that no later collection walks them
+    all again. On Y_1 (62185 buffers) the collections took 0.03 to 0.1 s of the reading, and
+    as much of building and checking the plan."""
     from ..io import read_problem
 
-    problem = read_problem(path)
-    if memories:
-        from ..memories import parse_memory, with_memories
+    gc.disable()
+    try:
+        problem = read_problem(path)
+        if memories:
+            from ..memories import parse_memory, with_memories
 
-        problem = with_memories(problem, [parse_memory(m) for m in memories])
+            problem = with_memories(problem, [parse_memory(m) for m in memories])
+    finally:
+        gc.enable()
+    gc.freeze()
     return problem
 
 

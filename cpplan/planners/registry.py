@@ -30,7 +30,7 @@ from typing import Any, Concatenate
 
 from ..deadline import OutOfTime, PlanOptions, current, finishing
 from ..errors import CapacityError, CpplanError
-from ..plan import Plan
+from ..plan import Plan, finish_seconds_per_buffer
 from ..problem import Problem
 
 __all__ = ["Planner", "PlannerInfo", "register", "get", "info", "names", "PLANNERS"]
@@ -97,7 +97,7 @@ class PlannerInfo:
         outer = current()
         limit = options.time_limit
         if limit is not None:  # (building and checking the plan, or the fallback, counts too)
-            limit -= finishing(limit, len(problem.buffers))
+            limit -= finishing(limit, len(problem.buffers), finish_seconds_per_buffer(problem))
         budget = outer.within(limit) if outer is not None else replace(
             options, time_limit=limit).budget()
         started = time.perf_counter()

@@ -39,7 +39,7 @@ from ..blocks import make_blocks
 from ..bounds import objective_lower_bound
 from ..deadline import Budget, PlanOptions, current, finishing
 from ..errors import CpplanError
-from ..plan import Plan
+from ..plan import Plan, finish_seconds_per_buffer
 from ..planners import registry
 from ..problem import Problem
 from .components import solve_components
@@ -206,7 +206,8 @@ def _budget(problem: Problem, options: PlanOptions | Budget | None,
     base = options if options is not None else PlanOptions(TIME_LIMIT)
     parent = replace(base, **given).budget()
     limit = parent.remaining()
-    return parent.within(limit - finishing(limit, len(problem.buffers)))
+    return parent.within(limit - finishing(limit, len(problem.buffers),
+                                           finish_seconds_per_buffer(problem)))
 
 
 @contextmanager
