@@ -44,7 +44,7 @@ from ..plan import Plan
 from ..problem import Problem
 from .placer import Placer
 from .registry import register
-from .tracks import finish_in_tracks
+from .tracks import finish_cut_short
 
 __all__ = ["ORDERS", "order_blocks", "budget_orders", "fit_plan", "best_fit", "first_fit"]
 
@@ -234,17 +234,10 @@ def fit_blocks(blocks: Blocks, mode: str, planner: str, *, order: str | None = N
 
 def _finished(blocks: Blocks, placer: Placer, name: str,
               results: dict[str, int | str]) -> tuple[int, str, np.ndarray, np.ndarray]:
-    """The first order, cut short by the time limit, finished: the blocks it did not reach
-    (the smallest, in most orders) go into tracks above the others
-    (:mod:`cpplan.planners.tracks`). Raises :class:`OutOfTime` when even that breaks a capacity
-    (fixed blocks not yet placed, a bounded pool)."""
-    pool_of, offset = placer.pool_of.copy(), placer.offset.copy()
-    if (blocks.fixed[pool_of < 0] >= 0).any():
-        raise OutOfTime("the time limit ran out before the fixed blocks were placed")
-    try:
-        finish_in_tracks(blocks, pool_of, offset)
-    except CapacityError:
-        raise OutOfTime("the time limit ran out, and the blocks left do not fit") from None
+    """The first order, cut short by the time limit, finished in tracks
+    (:func:`~cpplan.planners.tracks.finish_cut_short`, which raises :class:`OutOfTime` when it
+    cannot be)."""
+    pool_of, offset = finish_cut_short(blocks, placer.pool_of, placer.offset)
     return blocks.objective(pool_of, offset), name, pool_of, offset
 
 

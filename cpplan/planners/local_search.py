@@ -63,6 +63,7 @@ from .decoder import DECODER_UP_TO, Decoder, conflict_lists
 from .fit import ORDERS, WORK_PER_CALL, order_blocks
 from .placer import MODES, Placer
 from .registry import register
+from .tracks import finish_cut_short
 
 __all__ = ["local_search", "PLACEMENTS_PER_SECOND", "SLICE"]
 
@@ -328,8 +329,12 @@ def _suffix_search(blocks: Blocks, started: float, deadline: float | None, budge
             first_error = first_error or e
             continue
         except OutOfTime:
-            if best is None:  # the caller's budget ran out before any plan
-                raise
+            if best is None:  # the first order, cut short: its blocks left go in tracks
+                pools, offsets = finish_cut_short(blocks, placer.pool_of, placer.offset)
+                return blocks.to_plan(pools, offsets, planner="local-search", started=started,
+                                      lower_bound=lower, stats={
+                                          "start": f"{m}-fit-{name}", "moves": 0,
+                                          "finished_in_tracks": int((placer.pool_of < 0).sum())})
             break
         finally:
             placements += n

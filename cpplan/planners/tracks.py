@@ -35,9 +35,10 @@ import math
 import numpy as np
 
 from ..blocks import Blocks
+from ..deadline import OutOfTime
 from ..errors import CapacityError
 
-__all__ = ["finish_in_tracks", "BUCKETS"]
+__all__ = ["finish_in_tracks", "finish_cut_short", "BUCKETS"]
 
 #: Stretches of time in the bands' profile: finer ones gave Y_1 nothing more (16 to 256 the
 #: same heights, benchmarks/fit_speed.py prints what the tracks give).
@@ -96,6 +97,22 @@ def finish_in_tracks(blocks: Blocks, pool_of: np.ndarray, offset: np.ndarray) ->
         if caps[p] >= 0 and heights[p] > caps[p]:
             raise CapacityError(f"the blocks left at the time limit do not fit in pool "
                                 f"{blocks.problem.pools[p].name!r} above the others")
+
+
+def finish_cut_short(blocks: Blocks, pool_of: np.ndarray, offset: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """A greedy placement the time limit cut short (``pool_of == -1`` for the blocks it did
+    not reach), finished in tracks: new arrays, a valid placement of every block. Raises
+    :class:`OutOfTime` when it cannot be finished so: fixed blocks not placed yet, or tracks
+    past a capacity."""
+    pool_of, offset = pool_of.copy(), offset.copy()
+    if (blocks.fixed[pool_of < 0] >= 0).any():
+        raise OutOfTime("the time limit ran out before the fixed blocks were placed")
+    try:
+        finish_in_tracks(blocks, pool_of, offset)
+    except CapacityError:
+        raise OutOfTime("the time limit ran out, and the blocks left do not fit") from None
+    return pool_of, offset
 
 
 def _stretches(blocks: Blocks) -> np.ndarray:

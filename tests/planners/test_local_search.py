@@ -72,3 +72,17 @@ def test_both_modes_start_a_chain_and_the_stats_say_so():
     assert plan.stats["placements"] <= 5_000 + len(ORDERS) * 2 * 12  # starts are extra
     only = get("local-search")(tiling(), mode="first", max_placements=300, deterministic=True)
     assert [c.split("-")[0] for c in only.stats["chains"]] == ["first"]
+
+
+def test_a_first_order_cut_short_is_finished_in_tracks_not_given_up():
+    # On the Placer engine (past DECODER_UP_TO blocks), a budget too short for one greedy
+    # order: the blocks it did not reach go into tracks, and the plan is a valid one at once
+    # (the planner once raised, and the registry fell back to the no-reuse stacking).
+    problem = Problem(tuple(Buffer(f"b{k}", 1 + k % 7, k % 40, k % 40 + 3) for k in range(600)))
+    with patch.object(local_search_module, "DECODER_UP_TO", -1):
+        plan = get("local-search")(problem, time_limit=0.01, deterministic=True)
+    assert plan.status == "feasible"
+    assert 0 < plan.stats["finished_in_tracks"] < len(problem.buffers)
+    assert check(problem, plan) == []
+    stacked = sum(b.size for b in problem.buffers)
+    assert plan.objective < stacked / 2
