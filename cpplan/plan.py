@@ -372,10 +372,9 @@ def check(problem: Problem, plan: Plan, *, max_overlaps: int | None = None) -> l
 
 
 #: What building and checking a plan costs per buffer where the check runs on arrays (no gaps,
-#: no aliases): Y_1, 2.8 us (62185 buffers, benchmarks/read_speed.py prints it).
+#: no aliases), with a margin (benchmarks/read_speed.py prints what it costs).
 FINISH_SECONDS_PER_BUFFER = 4e-6
-#: The same where buffers have gaps or aliases (the check's loops, or the sweep with groups):
-#: Y_1 with every buffer given a gap, 13.6 us; with an alias for every buffer, 8 us.
+#: The same where buffers have gaps or aliases: the check's loops, or the sweep with groups.
 FINISH_SECONDS_PER_BUFFER_LOOPS = 15e-6
 
 

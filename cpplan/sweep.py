@@ -155,8 +155,8 @@ def disjoint(starts: np.ndarray, ends: np.ndarray, los: np.ndarray, his: np.ndar
     The live rectangles are one sorted list ``lo0, hi0, lo1, hi1, ...`` (disjoint, so
     ``hi_k <= lo_k+1``); a new one overlaps none iff the binary search for its low lands
     between two rectangles (an even position) and its high reaches no further than the next
-    low. The sweep stops at the first overlap. For a valid plan this is the whole check, at
-    about two thirds of the cost of :func:`overlaps_of` (benchmarks/fit_speed.py).
+    low. The sweep stops at the first overlap. For a valid plan this is the whole check, with
+    less to keep than :func:`overlaps_of`: no names, no groups.
     """
     if len(starts) < 2:
         return True

@@ -160,8 +160,8 @@ def read_problem_with(path: str, memories: tuple[str, ...] = ()) -> Any:
     A command owns its process, and a problem is tens of thousands of small objects made at
     once, holding no reference cycles: they are made with the cyclic garbage collector paused,
     then frozen out of its reach (:func:`gc.freeze`), so that no later collection walks them
-    all again. On Y_1 (62185 buffers) the collections took 0.03 to 0.1 s of the reading, and
-    as much of building and checking the plan."""
+    all again (while reading, and again while the plan is built and checked: a share of a
+    short time limit on a large problem)."""
     from ..io import read_problem
 
     gc.disable()

@@ -176,8 +176,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
                 return
             solver = new_solver(mine, min(seconds, left))
             if memory_ceiling is not None:
-                # CP-SAT's probing (in its presolve, before any search, deaf to a stop) took
-                # 150 MB in 0.3 s on a window of 2730 of S_1's blocks; with a ceiling, none.
+                # CP-SAT's probing (in its presolve, before any search, and deaf to a stop)
+                # can take hundreds of MB on windows of thousands of blocks: with a ceiling,
+                # none (benchmarks/solve_memory.py).
                 solver.parameters.cp_model_probing_level = 0
             with lock:
                 running.add(solver)

@@ -13,10 +13,9 @@ with no search:
    largest class first, each as low as the bands below it allow on a coarse profile of time
    (:data:`BUCKETS` stretches). A band *stands* (its lowest track at its bottom) or *hangs*
    (upside down: its lowest track at its top), whichever leaves the profile lower. Classes
-   crowd at different moments (on Y_1 the largest class left is busiest near the end, all the
-   others near the start), and a band hung over a hollow of the profile takes no more room
-   there than the members alive then: stacked flat instead, the bands took up to a third
-   more than the small blocks' own load.
+   crowd at different moments, and a band hung over a hollow of the profile takes no more
+   room there than its members alive then: stacked flat instead, bands take the sum of their
+   heights where the small blocks' own load needs only the most of them.
 
 That is the price of finishing in a fraction of a second what best-fit would take seconds for.
 No track meets a placed block or another band's track: every band lies above the profile of
@@ -40,8 +39,8 @@ from ..errors import CapacityError
 
 __all__ = ["finish_in_tracks", "finish_cut_short", "BUCKETS"]
 
-#: Stretches of time in the bands' profile: finer ones gave Y_1 nothing more (16 to 256 the
-#: same heights, benchmarks/fit_speed.py prints what the tracks give).
+#: Stretches of time in the bands' profile (equal numbers of moments each): enough to tell
+#: apart the moments where size classes crowd; a band's cost grows with them.
 BUCKETS = 64
 
 
