@@ -85,10 +85,11 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
     block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if
     out of time once the process is that many MB above where it was when the race began
-    (:func:`cpplan.exact.cpsat.run`), no new slice starts past that, and CP-SAT skips its
-    probing, whose memory a stop does not reach in time. ``cancel``, set by a search racing
-    beside this probe (the tight branch's pairs formulation), ends the race as an answer would;
-    it does not reach the tiling search, whose own canceller is that racer's.
+    (:func:`cpplan.exact.cpsat.run`), no new slice starts past that and the race ends (the
+    DFS included), and CP-SAT skips its probing, whose memory a stop does not reach in time.
+    ``cancel``, set by a search racing beside this probe (the tight branch's pairs
+    formulation), ends the race as an answer would; it does not reach the tiling search, whose
+    own canceller is that racer's.
     Spends at most ``budget``.
     """
     mine = budget
@@ -120,7 +121,8 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
                 out = tiling_search(1.0, pairs.answered)
         return pairs.outcome or out
     dfs_pool = pool if dfs else None
-    memory_ceiling = ceiling(growth_mb)  # (the whole race's, set once)
+    # (the whole race's, set once; none in deterministic mode, whose runs must repeat)
+    memory_ceiling = None if mine.deterministic else ceiling(growth_mb)
     lock = threading.Lock()
     result: list[Outcome] = []
     local = threading.Event()
@@ -221,7 +223,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     while any(t.is_alive() for t in threads):
         for t in threads:
             t.join(timeout=0.05)
-        if mine.stopped or (cancel is not None and cancel.is_set()):
+        # (past the memory ceiling the whole race ends: the DFS too, whose memory no solver's
+        # watch sees)
+        if mine.stopped or (cancel is not None and cancel.is_set()) or _over(memory_ceiling):
             with lock:
                 halt()
     return result[0] if result else Outcome("unknown")
