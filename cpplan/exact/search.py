@@ -31,6 +31,7 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from .cpsat import new_solver, run
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
+from .events import add_holes, holes_of, zero_slack
 from .heap import ceiling, resident_mb
 from .model import PackingModel, build_model, pair_count
 from .outcome import Outcome
@@ -241,8 +242,12 @@ class _Alongside:
     The two searches fail on different packings: the tiling search builds a skyline block by
     block, while CP-SAT learns clauses over the pairs' orders, and rebuilds interlocking tight
     packings (rectangles grown on a grid, an allocator's reuse of freed bytes) on which the
-    skyline thrashes. It runs only where it has a core of its own (two workers or more, wall
-    clock) and the pairs are at most :data:`PAIRS_MAX`.
+    skyline thrashes. Where the blocks leave no byte free at any moment (:func:`.events.zero_slack`:
+    a perfect packing at its optimum), the formulation is the cliques' with the holes refilled
+    at each event (:mod:`.events`) instead, which rebuilds those packings by the hundreds of
+    blocks where the pairs' search does not; its "none" is a proof only where no event's
+    candidates were cut. It runs only where it has a core of its own (two workers or more, wall
+    clock) and the pairs (or, at zero slack, the blocks) are at most :data:`PAIRS_MAX`.
     """
 
     def __init__(self, blocks: Blocks, ids: np.ndarray, heights: dict[int, int],
@@ -258,8 +263,12 @@ class _Alongside:
 
     def __enter__(self) -> _Alongside:
         b, budget = self._blocks, self._budget
-        if budget.workers >= 2 and not budget.deterministic and \
-                pair_count(b.start[self._ids], b.end[self._ids]) <= PAIRS_MAX:
+        pool = single_pool(b, self._ids)
+        # (at zero slack: the height of the tiling, for the holes refilled at each event)
+        self._tiling = None if pool is None else zero_slack(b, self._ids, self._heights[pool])
+        if budget.workers >= 2 and not budget.deterministic and (
+                len(self._ids) if self._tiling is not None
+                else pair_count(b.start[self._ids], b.end[self._ids])) <= PAIRS_MAX:
             self._thread = threading.Thread(target=self._run, daemon=True)
             self._thread.start()
         return self
@@ -277,8 +286,17 @@ class _Alongside:
 
     def _run(self) -> None:
         budget = self._budget
-        pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
-                         overlap="pairs", strategy=None)
+        proof = True
+        if self._tiling is not None:
+            pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
+                             strategy=None)
+            holes = holes_of(self._blocks, self._ids)
+            add_holes(pm, holes, self._tiling)
+            name, proof = "holes refilled at each event", holes.complete
+        else:
+            pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
+                             overlap="pairs", strategy=None)
+            name = "pairs"
         with self._lock:
             if self._closed or budget.remaining() <= 0.01:
                 return
@@ -286,9 +304,9 @@ class _Alongside:
         status = run(budget, solver, pm.model, ceiling_mb=self._ceiling)
         if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
             pools, offs = pm.read(solver)
-            self.outcome = Outcome("feasible", pools, offs, detail="pairs")
-        elif status == cp_model.INFEASIBLE:
-            self.outcome = Outcome("infeasible", detail="pairs")
+            self.outcome = Outcome("feasible", pools, offs, detail=name)
+        elif status == cp_model.INFEASIBLE and proof:
+            self.outcome = Outcome("infeasible", detail=name)
         else:
             return
         self.answered.set()

@@ -1,0 +1,193 @@
+"""Holes refilled at each event: what a packing with no slack at any moment must do.
+
+Where the load of some blocks equals the height at every moment of their span (a perfect
+packing at its optimum), every packing of them within the height is a *tiling*: at each moment
+the blocks alive cover every byte, once. Then at each *event* ``t`` (a moment where blocks end
+and others start) the blocks that end there free some maximal runs of bytes, *holes*, and the
+blocks that start there fill them exactly, since every other block alive goes on. So each hole
+is a pair ``(A, B)``: enders ``A`` that tile it and starters ``B`` that tile it, with equal sums
+of sizes. Which pairs are holes is unknown, but the candidates are few where sizes vary: the
+pairs of subsets of the enders and of the starters with equal sums.
+
+:func:`add_holes` adds this to the CP-SAT packing model (:func:`cpplan.exact.model.build_model`):
+per event, a literal per candidate pair, every ender and starter in exactly one chosen pair, and
+a chosen pair's blocks within an interval of its size. With the model's own no-overlap at every
+moment this is still the packing problem (every tiling chooses its holes), but the search now
+decides the holes of one event at a time, and a packing follows from the holes as much as the
+holes from the offsets: CP-SAT rebuilds in a second or less tilings of hundreds of blocks that
+grow interlocking on a grid or that an allocator made by reusing freed bytes, where the
+branch-and-bound searches and the skyline of :mod:`.tiling` thrash
+(``benchmarks/versus.py --families mosaic realloc``).
+
+An event with more than :data:`SIDE_MAX` enders or starters gets no candidates (the model stays
+exact, only weaker there); one with more than :data:`CANDIDATES_MAX` candidate pairs keeps the
+ones with the fewest blocks, and the model is then a restriction: a packing it finds is a
+packing, but its "none" proves nothing (:attr:`Holes.complete`).
+
+The inference is cpplan's own, in the spirit of the *walls* of :mod:`.tiling` (an event whose
+sums no proper subsets match is one hole), here with every way to split an event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ..blocks import Blocks
+from .dfs import single_pool
+from .model import PackingModel
+
+__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "CANDIDATES_MAX"]
+
+# Enders or starters at one event beyond which it gets no candidates: the subsets of each side
+# are enumerated (2 ** 12 sums, a millisecond on arrays).
+SIDE_MAX = 16
+# Candidate pairs kept per event (the fewest blocks first); beyond, the model is a restriction.
+# Grids of shared row heights make many equal sums (a rectangle of grown grid cells ends where
+# others of the same rows start), and every literal slows the search.
+CANDIDATES_MAX = 300
+
+
+@dataclass(frozen=True)
+class Hole:
+    """A candidate hole at one event: enders and starters (positions in the model's blocks)
+    whose sizes add up alike, ``size``."""
+
+    enders: tuple[int, ...]
+    starters: tuple[int, ...]
+    size: int
+
+
+@dataclass(frozen=True)
+class Holes:
+    """The candidate holes of every event of some blocks, whose sizes (scaled, by position)
+    are ``size``. ``complete``: no event's candidates were cut at :data:`CANDIDATES_MAX` (so
+    the constraints hold for every tiling)."""
+
+    events: tuple[tuple[Hole, ...], ...]
+    complete: bool
+    size: tuple[int, ...]
+
+
+def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
+    """The height (``height``, scaled, or the pool's capacity when lower) at which blocks
+    ``ids`` load exactly that much at every moment of their span, so that every packing of
+    them within it is a tiling and the holes hold; None where they do not, or where they are
+    not all plain (one piece each, no gaps, no fixed offset) in one and the same candidate
+    pool."""
+    ids = np.asarray(ids, np.int64)
+    pool = single_pool(blocks, ids) if len(ids) else None
+    if pool is None or (blocks.fixed[ids] >= 0).any():
+        return None
+    ptr = blocks.piece_ptr
+    first = ptr[ids]
+    if ((ptr[ids + 1] - first) != 1).any() or (blocks.piece_lo[first] != 0).any() or \
+            (blocks.piece_hi[first] != blocks.size[ids]).any():
+        return None
+    cap = int(blocks.pool_capacity[pool])
+    height = int(height) if cap < 0 else min(int(height), cap)
+    start, end, size = blocks.start[ids], blocks.end[ids], blocks.size[ids].astype(np.int64)
+    t0, t1 = int(start.min()), int(end.max())
+    load = np.zeros(t1 - t0 + 1, np.int64)
+    np.add.at(load, start - t0, size)
+    np.add.at(load, end - t0, -size)
+    load = np.cumsum(load)[:-1]
+    steps = np.diff(blocks.times[t0:t1 + 1])
+    return height if bool((load[steps > 0] == height).all()) else None
+
+
+def _sums(sizes: np.ndarray) -> np.ndarray:
+    """The sum of every subset of ``sizes`` (index: the subset's bit mask)."""
+    masks = np.arange(1 << len(sizes), dtype=np.int64)
+    bits = (masks[:, None] >> np.arange(len(sizes), dtype=np.int64)) & 1
+    return bits @ sizes
+
+
+def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray
+                ) -> tuple[list[Hole], bool]:
+    """The pairs of non-empty subsets of ``enders`` and ``starters`` with equal sums, the
+    fewest blocks first, at most :data:`CANDIDATES_MAX` (and whether that is all of them)."""
+    se, ss = _sums(size[enders]), _sums(size[starters])
+    common = np.intersect1d(se[1:], ss[1:])
+    total = int(se[-1])
+    popcount = np.array([bin(m).count("1") for m in range(1 << max(len(enders),
+                                                                      len(starters)))])
+    pairs: list[tuple[int, int, int, int]] = []  # (blocks, ender mask, starter mask, sum)
+    for s in common.tolist():
+        for a in np.flatnonzero(se == s).tolist():
+            for b in np.flatnonzero(ss == s).tolist():
+                pairs.append((int(popcount[a] + popcount[b]), a, b, s))
+    pairs.sort()
+    complete = len(pairs) <= CANDIDATES_MAX
+    if not complete:
+        full = next(p for p in pairs if p[3] == total)
+        pairs = pairs[:CANDIDATES_MAX - 1] + [full]
+    return [Hole(tuple(int(enders[k]) for k in range(len(enders)) if a >> k & 1),
+                 tuple(int(starters[k]) for k in range(len(starters)) if b >> k & 1), s)
+            for _n, a, b, s in pairs], complete
+
+
+def holes_of(blocks: Blocks, ids: np.ndarray) -> Holes:
+    """The candidate holes at every event inside the span of blocks ``ids`` (positions in
+    ``ids``), for blocks at zero slack (:func:`zero_slack`): there the enders' and the
+    starters' sums are equal at every event. Blocks of size zero take no part."""
+    ids = np.asarray(ids, np.int64)
+    size = blocks.size[ids].astype(np.int64)
+    start, end = blocks.start[ids], blocks.end[ids]
+    live = size > 0
+    t0, t1 = int(start[live].min()), int(end[live].max())
+    by_start: dict[int, list[int]] = {}
+    by_end: dict[int, list[int]] = {}
+    for j in np.flatnonzero(live).tolist():
+        by_start.setdefault(int(start[j]), []).append(j)
+        by_end.setdefault(int(end[j]), []).append(j)
+    out, complete = [], True
+    for t in sorted(by_start.keys() & by_end.keys()):
+        if t in (t0, t1):
+            continue
+        e, s = np.array(by_end[t], np.int64), np.array(by_start[t], np.int64)
+        if max(len(e), len(s)) > SIDE_MAX:
+            continue  # (no constraint: exact, only weaker here)
+        cands, whole = _candidates(e, s, size)
+        complete &= whole
+        out.append(tuple(cands))
+    return Holes(tuple(out), complete, tuple(size.tolist()))
+
+
+def add_holes(pm: PackingModel, holes: Holes, height: int) -> None:
+    """Add the holes to ``pm`` (the model of the blocks ``holes`` was made for, in one pool):
+    per event, exactly one chosen candidate per ender and per starter, and a chosen candidate's
+    blocks within an interval of its size under ``height``. A hint picks, per event, candidates
+    with the fewest blocks first (a partition into the smallest holes)."""
+    m = pm.model
+    for cands in holes.events:
+        if len(cands) == 1:  # (a wall: one hole, its interval only)
+            _within(m, pm, holes, cands[0], height, None)
+            continue
+        chosen: dict[int, list[cp_model.IntVar]] = {}
+        hinted: set[int] = set()
+        for hole in cands:
+            lit = m.new_bool_var("")
+            members = hole.enders + hole.starters
+            fresh = hinted.isdisjoint(members)
+            if fresh:
+                hinted.update(members)
+            m.add_hint(lit, fresh)
+            _within(m, pm, holes, hole, height, lit)
+            for j in members:
+                chosen.setdefault(j, []).append(lit)
+        for lits in chosen.values():
+            m.add_exactly_one(lits)
+
+
+def _within(m: cp_model.CpModel, pm: PackingModel, holes: Holes, hole: Hole, height: int,
+            lit: cp_model.IntVar | None) -> None:
+    """Blocks of ``hole`` within ``[lo, lo + hole.size)`` for a new ``lo`` (when ``lit``)."""
+    lo = m.new_int_var(0, height - hole.size, "")
+    for j in hole.enders + hole.starters:
+        off = pm.offset[j]
+        for c in (m.add(off >= lo), m.add(off + holes.size[j] <= lo + hole.size)):
+            if lit is not None:
+                c.only_enforce_if(lit)
