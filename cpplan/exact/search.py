@@ -269,9 +269,22 @@ class _Alongside:
         if budget.workers >= 2 and not budget.deterministic and (
                 len(self._ids) if self._tiling is not None
                 else pair_count(b.start[self._ids], b.end[self._ids])) <= PAIRS_MAX:
-            self._thread = threading.Thread(target=self._run, daemon=True)
+            # The holes' model is built here, before the tiling search starts: built in the
+            # thread, it waits for the interpreter's lock that the search holds (3.7 s instead
+            # of 0.4 s for a grid-grown tiling of 250 blocks).
+            model = None if self._tiling is None else self._holes_model(self._tiling)
+            self._thread = threading.Thread(target=self._run, args=(model,), daemon=True)
             self._thread.start()
         return self
+
+    def _holes_model(self, height: int) -> tuple[PackingModel, str, bool]:
+        """The cliques model with the holes refilled at each event, its name, and whether its
+        "none" is a proof."""
+        pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
+                         strategy=None)
+        holes = holes_of(self._blocks, self._ids)
+        add_holes(pm, holes, height)
+        return pm, "holes refilled at each event", holes.complete
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
@@ -284,19 +297,12 @@ class _Alongside:
             solver.stop_search()
             self._thread.join(timeout=0.02)
 
-    def _run(self) -> None:
+    def _run(self, model: tuple[PackingModel, str, bool] | None) -> None:
         budget = self._budget
-        proof = True
-        if self._tiling is not None:
-            pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
-                             strategy=None)
-            holes = holes_of(self._blocks, self._ids)
-            add_holes(pm, holes, self._tiling)
-            name, proof = "holes refilled at each event", holes.complete
-        else:
-            pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
-                             overlap="pairs", strategy=None)
-            name = "pairs"
+        if model is None:
+            model = (build_model(self._blocks, self._ids, height_max=self._heights,
+                                 minimise=False, overlap="pairs", strategy=None), "pairs", True)
+        pm, name, proof = model
         with self._lock:
             if self._closed or budget.remaining() <= 0.01:
                 return
