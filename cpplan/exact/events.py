@@ -19,10 +19,11 @@ grow interlocking on a grid or that an allocator made by reusing freed bytes, wh
 branch-and-bound searches and the skyline of :mod:`.tiling` thrash
 (``benchmarks/versus.py --families mosaic realloc``).
 
-An event with more than :data:`SIDE_MAX` enders or starters gets no candidates (the model stays
-exact, only weaker there); one with more than :data:`CANDIDATES_MAX` candidate pairs keeps the
-ones with the fewest blocks, and the model is then a restriction: a packing it finds is a
-packing, but its "none" proves nothing (:attr:`Holes.complete`).
+An event with more than :data:`SIDE_MAX` enders or starters, or more than
+:data:`PAIRS_ENUMERATED` pairs, gets no candidates (the model stays exact, only weaker there);
+one with more than :data:`CANDIDATES_MAX` candidate pairs keeps the ones with the fewest
+blocks, and the model is then a restriction: a packing it finds is a packing, but its "none"
+proves nothing (:attr:`Holes.complete`).
 
 The inference is cpplan's own, in the spirit of the *walls* of :mod:`.tiling` (an event whose
 sums no proper subsets match is one hole), here with every way to split an event.
@@ -39,11 +40,15 @@ from ..blocks import Blocks
 from .dfs import single_pool
 from .model import PackingModel
 
-__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "CANDIDATES_MAX"]
+__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "CANDIDATES_MAX",
+           "PAIRS_ENUMERATED"]
 
 # Enders or starters at one event beyond which it gets no candidates: the subsets of each side
 # are enumerated (2 ** 12 sums, a millisecond on arrays).
 SIDE_MAX = 16
+# Pairs with equal sums at one event beyond which it gets no candidates (enumerating them would
+# take longer than the search they guide).
+PAIRS_ENUMERATED = 20_000
 # Candidate pairs kept per event (the fewest blocks first); beyond, the model is a restriction.
 # Grids of shared row heights make many equal sums (a rectangle of grown grid cells ends where
 # others of the same rows start), and every literal slows the search.
@@ -88,6 +93,8 @@ def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
         return None
     cap = int(blocks.pool_capacity[pool])
     height = int(height) if cap < 0 else min(int(height), cap)
+    if height <= 0:
+        return None  # (nothing to tile)
     start, end, size = blocks.start[ids], blocks.end[ids], blocks.size[ids].astype(np.int64)
     t0, t1 = int(start.min()), int(end.max())
     load = np.zeros(t1 - t0 + 1, np.int64)
@@ -98,35 +105,44 @@ def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
     return height if bool((load[steps > 0] == height).all()) else None
 
 
-def _sums(sizes: np.ndarray) -> np.ndarray:
-    """The sum of every subset of ``sizes`` (index: the subset's bit mask)."""
+def _sums(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of every subset of ``sizes`` and its number of members (index: the subset's bit
+    mask)."""
     masks = np.arange(1 << len(sizes), dtype=np.int64)
     bits = (masks[:, None] >> np.arange(len(sizes), dtype=np.int64)) & 1
-    return bits @ sizes
+    return bits @ sizes, bits.sum(axis=1)
 
 
 def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray
-                ) -> tuple[list[Hole], bool]:
+                ) -> tuple[list[Hole], bool] | None:
     """The pairs of non-empty subsets of ``enders`` and ``starters`` with equal sums, the
-    fewest blocks first, at most :data:`CANDIDATES_MAX` (and whether that is all of them)."""
-    se, ss = _sums(size[enders]), _sums(size[starters])
-    common = np.intersect1d(se[1:], ss[1:])
-    total = int(se[-1])
-    popcount = np.array([bin(m).count("1") for m in range(1 << max(len(enders),
-                                                                      len(starters)))])
-    pairs: list[tuple[int, int, int, int]] = []  # (blocks, ender mask, starter mask, sum)
-    for s in common.tolist():
-        for a in np.flatnonzero(se == s).tolist():
-            for b in np.flatnonzero(ss == s).tolist():
-                pairs.append((int(popcount[a] + popcount[b]), a, b, s))
-    pairs.sort()
-    complete = len(pairs) <= CANDIDATES_MAX
-    if not complete:
-        full = next(p for p in pairs if p[3] == total)
-        pairs = pairs[:CANDIDATES_MAX - 1] + [full]
-    return [Hole(tuple(int(enders[k]) for k in range(len(enders)) if a >> k & 1),
-                 tuple(int(starters[k]) for k in range(len(starters)) if b >> k & 1), s)
-            for _n, a, b, s in pairs], complete
+    fewest blocks first, at most :data:`CANDIDATES_MAX` (and whether that is all of them);
+    None beyond :data:`PAIRS_ENUMERATED` pairs."""
+    (se, ce), (ss, cs) = _sums(size[enders]), _sums(size[starters])
+    oe, os_ = np.argsort(se[1:], kind="stable") + 1, np.argsort(ss[1:], kind="stable") + 1
+    ke, ks = se[oe], ss[os_]
+    common = np.intersect1d(ke, ks)
+    lo_e, hi_e = np.searchsorted(ke, common), np.searchsorted(ke, common, "right")
+    lo_s, hi_s = np.searchsorted(ks, common), np.searchsorted(ks, common, "right")
+    count = int(((hi_e - lo_e) * (hi_s - lo_s)).sum())
+    if count > PAIRS_ENUMERATED:
+        return None
+    a = np.concatenate([np.repeat(oe[x:y], v - u) for x, y, u, v
+                        in zip(lo_e.tolist(), hi_e.tolist(), lo_s.tolist(), hi_s.tolist(),
+                               strict=True)])
+    b = np.concatenate([np.tile(os_[u:v], y - x) for x, y, u, v
+                        in zip(lo_e.tolist(), hi_e.tolist(), lo_s.tolist(), hi_s.tolist(),
+                               strict=True)])
+    order = np.lexsort((b, a, ce[a] + cs[b]))
+    complete = count <= CANDIDATES_MAX
+    keep = order[:CANDIDATES_MAX].tolist()
+    whole = (len(se) - 1, len(ss) - 1)
+    if not complete and not any((int(a[k]), int(b[k])) == whole for k in keep):
+        keep[-1] = int(np.flatnonzero((a == whole[0]) & (b == whole[1]))[0])
+    return [Hole(tuple(int(enders[k]) for k in range(len(enders)) if int(a[j]) >> k & 1),
+                 tuple(int(starters[k]) for k in range(len(starters)) if int(b[j]) >> k & 1),
+                 int(se[a[j]]))
+            for j in keep], complete
 
 
 def holes_of(blocks: Blocks, ids: np.ndarray) -> Holes:
@@ -137,6 +153,8 @@ def holes_of(blocks: Blocks, ids: np.ndarray) -> Holes:
     size = blocks.size[ids].astype(np.int64)
     start, end = blocks.start[ids], blocks.end[ids]
     live = size > 0
+    if not live.any():
+        return Holes((), True, tuple(size.tolist()))
     t0, t1 = int(start[live].min()), int(end[live].max())
     by_start: dict[int, list[int]] = {}
     by_end: dict[int, list[int]] = {}
@@ -150,7 +168,10 @@ def holes_of(blocks: Blocks, ids: np.ndarray) -> Holes:
         e, s = np.array(by_end[t], np.int64), np.array(by_start[t], np.int64)
         if max(len(e), len(s)) > SIDE_MAX:
             continue  # (no constraint: exact, only weaker here)
-        cands, whole = _candidates(e, s, size)
+        got = _candidates(e, s, size)
+        if got is None:
+            continue  # (no constraint either)
+        cands, whole = got
         complete &= whole
         out.append(tuple(cands))
     return Holes(tuple(out), complete, tuple(size.tolist()))

@@ -118,3 +118,17 @@ def test_a_tight_probe_rebuilds_an_allocators_reuse():
     out = probe(blocks, ids, {0: height}, budget)
     assert out.status == "feasible"
     blocks.to_plan(out.pools, out.offsets, planner="probe")  # (checked)
+
+
+def test_blocks_of_no_bytes_have_nothing_to_tile():
+    empty = Problem((Buffer("a", 0, 0, 2), Buffer("b", 0, 1, 3)))
+    blocks, ids = _all(empty)
+    assert zero_slack(blocks, ids, 0) is None
+    assert holes_of(blocks, ids).events == ()
+
+
+def test_an_event_with_too_many_equal_sums_gets_no_candidates(monkeypatch):
+    blocks, ids = _all(SWAP)
+    monkeypatch.setattr(events, "PAIRS_ENUMERATED", 2)  # (SWAP's event has 3)
+    holes = holes_of(blocks, ids)
+    assert holes.events == () and holes.complete  # (exact: no constraint at all)
