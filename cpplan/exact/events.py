@@ -69,11 +69,13 @@ class Hole:
 class Holes:
     """The candidate holes of every event of some blocks, whose sizes (scaled, by position)
     are ``size``. ``complete``: no event's candidates were cut at :data:`CANDIDATES_MAX` (so
-    the constraints hold for every tiling)."""
+    the constraints hold for every tiling). ``skipped`` events got no candidates at all, so
+    ``events`` holds every event inside the span only where it is 0."""
 
     events: tuple[tuple[Hole, ...], ...]
     complete: bool
     size: tuple[int, ...]
+    skipped: int = 0  # events with no candidates (too many blocks or equal sums)
 
 
 def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
@@ -113,10 +115,10 @@ def _sums(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return bits @ sizes, bits.sum(axis=1)
 
 
-def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray
+def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most: int
                 ) -> tuple[list[Hole], bool] | None:
     """The pairs of non-empty subsets of ``enders`` and ``starters`` with equal sums, the
-    fewest blocks first, at most :data:`CANDIDATES_MAX` (and whether that is all of them);
+    fewest blocks first, at most ``most`` (and whether that is all of them);
     None beyond :data:`PAIRS_ENUMERATED` pairs."""
     (se, ce), (ss, cs) = _sums(size[enders]), _sums(size[starters])
     oe, os_ = np.argsort(se[1:], kind="stable") + 1, np.argsort(ss[1:], kind="stable") + 1
@@ -134,8 +136,8 @@ def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray
                         in zip(lo_e.tolist(), hi_e.tolist(), lo_s.tolist(), hi_s.tolist(),
                                strict=True)])
     order = np.lexsort((b, a, ce[a] + cs[b]))
-    complete = count <= CANDIDATES_MAX
-    keep = order[:CANDIDATES_MAX].tolist()
+    complete = count <= most
+    keep = order[:most].tolist()
     whole = (len(se) - 1, len(ss) - 1)
     if not complete and not any((int(a[k]), int(b[k])) == whole for k in keep):
         keep[-1] = int(np.flatnonzero((a == whole[0]) & (b == whole[1]))[0])
@@ -145,13 +147,19 @@ def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray
             for j in keep], complete
 
 
-def holes_of(blocks: Blocks, ids: np.ndarray) -> Holes:
+def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None, *,
+             reverse: bool = False) -> Holes:
     """The candidate holes at every event inside the span of blocks ``ids`` (positions in
     ``ids``), for blocks at zero slack (:func:`zero_slack`): there the enders' and the
-    starters' sums are equal at every event. Blocks of size zero take no part."""
+    starters' sums are equal at every event. Blocks of size zero take no part. At most
+    ``most`` candidates an event (:data:`CANDIDATES_MAX` by default), the fewest blocks
+    first. With ``reverse``, time runs backwards: the events come last first, and their
+    enders are the blocks that start there."""
     ids = np.asarray(ids, np.int64)
     size = blocks.size[ids].astype(np.int64)
     start, end = blocks.start[ids], blocks.end[ids]
+    if reverse:
+        start, end = -end, -start
     live = size > 0
     if not live.any():
         return Holes((), True, tuple(size.tolist()))
@@ -161,20 +169,22 @@ def holes_of(blocks: Blocks, ids: np.ndarray) -> Holes:
     for j in np.flatnonzero(live).tolist():
         by_start.setdefault(int(start[j]), []).append(j)
         by_end.setdefault(int(end[j]), []).append(j)
-    out, complete = [], True
+    out, complete, skipped = [], True, 0
     for t in sorted(by_start.keys() & by_end.keys()):
         if t in (t0, t1):
             continue
         e, s = np.array(by_end[t], np.int64), np.array(by_start[t], np.int64)
         if max(len(e), len(s)) > SIDE_MAX:
+            skipped += 1
             continue  # (no constraint: exact, only weaker here)
-        got = _candidates(e, s, size)
+        got = _candidates(e, s, size, CANDIDATES_MAX if most is None else most)
         if got is None:
+            skipped += 1
             continue  # (no constraint either)
         cands, whole = got
         complete &= whole
         out.append(tuple(cands))
-    return Holes(tuple(out), complete, tuple(size.tolist()))
+    return Holes(tuple(out), complete, tuple(size.tolist()), skipped)
 
 
 def add_holes(pm: PackingModel, holes: Holes, height: int) -> None:
@@ -195,7 +205,7 @@ def add_holes(pm: PackingModel, holes: Holes, height: int) -> None:
             fresh = hinted.isdisjoint(members)
             if fresh:
                 hinted.update(members)
-            m.add_hint(lit, fresh)
+            m.add_hint(lit, int(fresh))  # (an int: older OR-Tools take no bool)
             _within(m, pm, holes, hole, height, lit)
             for j in members:
                 chosen.setdefault(j, []).append(lit)

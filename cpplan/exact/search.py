@@ -35,6 +35,7 @@ from .events import add_holes, holes_of, zero_slack
 from .heap import ceiling, resident_mb
 from .model import PackingModel, build_model, pair_count
 from .outcome import Outcome
+from .refill import REFILL_NODES_PER_SECOND, refill
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
 
 __all__ = ["Outcome", "probe", "minimise"]
@@ -56,6 +57,9 @@ TILE_SHARE = 0.4
 RACE_SHARE = 0.6
 TILE_SHARE_ALIGNED = 0.25
 RACE_SHARE_ALIGNED = 0.7
+# The share of a probe at zero slack that the hole search (:mod:`.refill`) may take first: it
+# answers in a second or thrashes.
+REFILL_SHARE = 0.3
 
 
 def _over(ceiling_mb: float | None) -> bool:
@@ -72,7 +76,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
           cancel: threading.Event | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
-    With ``tiling``, tight blocks (one pool, the load at the height over
+    With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
+    every packing is a tiling) go first to the hole search (:mod:`.refill`) for
+    :data:`REFILL_SHARE` of ``budget``; tight blocks (one pool, the load at the height over
     :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
     :data:`RACE_SHARE` of what is left (:data:`TILE_SHARE_ALIGNED`, :data:`RACE_SHARE_ALIGNED`
@@ -95,6 +101,15 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     """
     mine = budget
     pool = single_pool(blocks, ids)
+    if tiling and pool is not None and zero_slack(blocks, ids, heights[pool]) is not None:
+        # A tiling: the holes each event refills, searched in time order (it answers in a
+        # second where its candidates are complete, or thrashes), then the rest.
+        nodes = (int(REFILL_SHARE * mine.remaining() * REFILL_NODES_PER_SECOND)
+                 if mine.deterministic else None)
+        out = refill(blocks, ids, heights[pool], mine.share(REFILL_SHARE), node_budget=nodes,
+                     cancel=cancel)
+        if out.status in ("feasible", "infeasible"):
+            return out
     if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
         # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
         # the tiling search, then the race on part of what is left (it rebuilds tight packings

@@ -1,0 +1,255 @@
+"""The holes each event refills, searched in time order, every order they allow in a PQ-tree.
+
+At zero slack (:func:`.events.zero_slack`: the load is the height at every moment) a packing is
+a tiling, and a tiling is nothing but the order of the blocks alive at each moment: their
+offsets are the sums of the sizes below them. At each event the blocks that end there leave
+holes, contiguous runs that the blocks starting there fill, each hole one of the event's
+candidate pairs of equal sums (:mod:`.events`). So a tiling is a choice of holes at every event
+such that each hole's enders are contiguous in the order of that moment, the starters taking
+their place in any order of their own.
+
+The search goes through the events in time order and, at each, through the ways to split it
+into candidate holes (exact covers of its enders and starters, the candidates with the fewest
+blocks first). It keeps *every* order of the blocks alive that the choices so far allow, in
+one PQ-tree (:mod:`.pqtree`): the first moment's blocks in any order, each hole's enders made
+contiguous (:func:`.pqtree.contiguous`, which fails exactly when no allowed order has them so)
+and swapped for its starters in any order (:func:`.pqtree.replace`). So it never branches on
+orders, only on holes, and a choice that no order allows fails at once. A search that has
+chosen every event's holes reads one order back from the last tree and back through the
+events to the first, and the offsets follow.
+
+Where every event's candidates are complete (:attr:`.events.Holes.complete`, none skipped), the
+search is exhaustive: running out of choices proves that the blocks do not fit at the height.
+Its nodes are one event's split each; chronological backtracking can thrash on long strips
+where a wrong split fails only much later. The PQ-tree's use for orders constrained to keep
+subsets contiguous is Booth and Lueker's (1976); its use here, for the holes of a tiling, is
+cpplan's own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from ..blocks import Blocks
+from ..deadline import Budget
+from .events import PAIRS_ENUMERATED, Hole, Holes, holes_of, zero_slack
+from .outcome import Outcome
+from .pqtree import Node, P, contiguous, frontier, leaf, node, replace
+
+__all__ = ["refill", "REFILL_NODES_PER_SECOND"]
+
+# A conservative rate of the search (splits tried, with their reductions) on this kind of
+# machine, to charge its nodes as seconds (and, in deterministic mode, to turn seconds into
+# nodes).
+REFILL_NODES_PER_SECOND = 10_000
+_CHECK_EVERY = 64  # nodes between looks at the clock and the stop flags
+SLICE = 2_000  # nodes of one direction's search before the other's turn
+
+# One hole as the search applied it: its enders, its starters, and the tree in which the
+# enders had just been made contiguous (to read an order of the enders back from).
+_Applied = tuple[frozenset[int], tuple[int, ...], Node]
+
+
+def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
+           node_budget: int | None = None, cancel: threading.Event | None = None,
+           stats: dict | None = None) -> Outcome:
+    """Do blocks ``ids`` fit at most ``height`` high (scaled), where they are at zero slack?
+    Answered by the hole search (module docstring), run forwards and backwards in time in turn
+    (:data:`SLICE` nodes each): which way thrashes depends on the strip.
+
+    ``feasible`` comes with ``pools`` and ``offsets`` per id (a tiling of the strip: no two
+    blocks that share a moment overlap); ``infeasible`` only when a search ran out of choices
+    with every event's candidates complete (a proof); otherwise ``unknown``: the blocks are not
+    at zero slack at ``height``, an event has no candidates, or ``budget``, ``node_budget``,
+    the stop flags or ``cancel`` ended it. The nodes searched are charged to ``budget`` at
+    :data:`REFILL_NODES_PER_SECOND`; ``stats`` receives ``nodes``.
+    """
+    ids = np.asarray(ids, np.int64)
+    if zero_slack(blocks, ids, height) is None:
+        return Outcome("unknown", detail="refill: not at zero slack")
+    size = blocks.size[ids].astype(np.int64)
+    searches = []
+    for reverse in (False, True):
+        # (every candidate enumerated: a split costs the search one node, not a model literal)
+        holes = holes_of(blocks, ids, PAIRS_ENUMERATED, reverse=reverse)
+        if holes.skipped:
+            return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
+        searches.append(_Search(holes, blocks.end[ids] if reverse else blocks.start[ids], size,
+                                reverse))
+    deadline = budget.deadline()
+    nodes = 0
+
+    def stopped() -> bool:
+        return budget.stopped or (cancel is not None and cancel.is_set()) or \
+            time.perf_counter() > deadline or \
+            (node_budget is not None and nodes >= node_budget)
+
+    try:
+        while searches and not stopped():
+            search = searches[0]
+            slice_ = SLICE if node_budget is None else min(SLICE, node_budget - nodes)
+            status = search.run(slice_, stopped)
+            nodes += search.nodes_since
+            if status == "found":
+                offsets = np.zeros(len(ids), np.int64)
+                offsets[size > 0] = search.offsets()[size > 0]
+                pools = np.full(len(ids), blocks.pools[int(ids[0])][0], np.int64)
+                way = "backwards" if search.reverse else "forwards"
+                return Outcome("feasible", pools, offsets, detail=f"refill {way}, {nodes} nodes")
+            if status == "exhausted":
+                if search.holes.complete:
+                    return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")
+                searches.pop(0)  # (its candidates were cut: the other way may still find one)
+            else:
+                searches.append(searches.pop(0))
+        return Outcome("unknown", detail=f"refill, {nodes} nodes")
+    finally:
+        budget.report(nodes / REFILL_NODES_PER_SECOND)
+        if stats is not None:
+            stats.update(nodes=nodes)
+
+
+class _Search:
+    """The hole search in one direction of time, resumable: :meth:`run` goes on for some nodes
+    from where the last call stopped."""
+
+    def __init__(self, holes: Holes, start: np.ndarray, size: np.ndarray,
+                 reverse: bool) -> None:
+        self.holes, self.size, self.reverse = holes, size, reverse
+        live = np.flatnonzero(size > 0)
+        key = -start[live] if reverse else start[live]  # (the first moment, this way)
+        self.first = live[key == key.min()].tolist()
+        self.frames: list[tuple[Node, Iterator[list[Hole] | None]]] = []
+        self.path: list[list[_Applied]] = []  # per event chosen so far: its holes as applied
+        self.tree = node(P, [leaf(j) for j in self.first])
+        if holes.events:
+            self.frames.append((self.tree, _splits(holes.events[0])))
+        self.nodes_since = 0
+
+    def run(self, nodes: int, stopped: Callable[[], bool]) -> str:
+        """At most ``nodes`` more nodes (a split tried, or a step of looking for one):
+        ``found``, ``exhausted`` or ``paused``."""
+        events = self.holes.events
+        self.nodes_since = 0
+        while self.frames:
+            tree, splits = self.frames[-1]
+            for split in splits:
+                self.nodes_since += 1
+                if self.nodes_since >= nodes or \
+                        (self.nodes_since % _CHECK_EVERY == 0 and stopped()):
+                    if split is not None:  # (not lost: tried first when the search goes on)
+                        self.frames[-1] = (tree, itertools.chain([split], splits))
+                    return "paused"
+                if split is None:
+                    continue
+                applied = _apply(tree, split)
+                if applied is not None:
+                    self.path.append(applied[1])
+                    if len(self.path) == len(events):
+                        self.tree = applied[0]
+                        self.frames.clear()
+                    else:
+                        self.frames.append((applied[0], _splits(events[len(self.path)])))
+                    break
+            else:  # (no split of this event left: back to the last choice)
+                self.frames.pop()
+                if self.frames:
+                    self.path.pop()
+        return "found" if len(self.path) == len(events) else "exhausted"
+
+    def offsets(self) -> np.ndarray:
+        return _offsets(self.tree, self.path, self.first, self.size)
+
+
+def _splits(cands: tuple[Hole, ...]) -> Iterator[list[Hole] | None]:
+    """Every way to split an event into candidate holes (each ender and starter in exactly
+    one), the candidates with the fewest blocks first; None now and then while looking (so
+    that a search can stop in a long look)."""
+    starters = {j for h in cands for j in h.starters}
+    enders = sorted({j for h in cands for j in h.enders})
+
+    def covers(used: frozenset[int], chosen: list[Hole]) -> Iterator[list[Hole] | None]:
+        free = next((j for j in enders if j not in used), None)
+        if free is None:
+            if starters <= used:
+                yield list(chosen)
+            return
+        yield None
+        for h in cands:  # (each hole has an ender: the first free one is in one of them)
+            if free in h.enders and used.isdisjoint(h.enders) and used.isdisjoint(h.starters):
+                chosen.append(h)
+                yield from covers(used | frozenset(h.enders) | frozenset(h.starters), chosen)
+                chosen.pop()
+
+    return covers(frozenset(), [])
+
+
+def _apply(tree: Node, split: list[Hole]) -> tuple[Node, list[_Applied]] | None:
+    """``tree`` after the holes of ``split`` (each hole's enders contiguous, swapped for its
+    starters in any order), and the holes as applied; None where no order allows them."""
+    applied = []
+    for h in split:
+        enders = frozenset(h.enders)
+        reduced = contiguous(tree, enders)
+        if reduced is None:
+            return None
+        applied.append((enders, h.starters, reduced))
+        tree = replace(reduced, enders, leaf(h.starters[0]) if len(h.starters) == 1 else
+                       node(P, [leaf(j) for j in h.starters]))
+    return tree, applied
+
+
+def _offsets(last: Node, path: list[list[_Applied]], first: list[int],
+             size: np.ndarray) -> np.ndarray:
+    """Offsets of a tiling: one order of the last tree, read back through the events (each
+    hole's starters swapped for an order of its enders that the tree they were made
+    contiguous in allows), then the offsets forward from the first moment's order, each
+    hole's starters in the order read, from the bottom of its enders."""
+    order = frontier(last)
+    filled: list[list[list[int]]] = [[] for _ in path]  # per event, per hole: starters' order
+    for k in range(len(path) - 1, -1, -1):
+        for enders, starters, reduced in reversed(path[k]):
+            at = {x: i for i, x in enumerate(order)}
+            lo = min(at[j] for j in starters)
+            hi = lo + len(starters)
+            filled[k].append(order[lo:hi])
+            order = order[:lo] + _enders_order(reduced, enders, at, lo) + order[hi:]
+        filled[k].reverse()
+    offsets = np.zeros(len(size), np.int64)
+    y = 0
+    for j in order:  # (the first moment's order)
+        offsets[j] = y
+        y += int(size[j])
+    for k, holes in enumerate(path):
+        for (enders, _starters, _reduced), made in zip(holes, filled[k], strict=True):
+            y = int(min(offsets[j] for j in enders))
+            for j in made:
+                offsets[j] = y
+                y += int(size[j])
+    return offsets
+
+
+def _enders_order(reduced: Node, enders: frozenset[int], at: dict[int, int],
+                  lo: int) -> list[int]:
+    """An order of ``enders`` (contiguous in ``reduced``) that ``reduced`` allows along with
+    the order ``at`` (positions) of the rest, in which the enders' block starts at ``lo``."""
+    t = reduced
+    while t.leaves != enders:
+        inner = next((c for c in t.children if enders <= c.leaves), None)
+        if inner is not None:
+            t = inner
+            continue
+        # A range of a Q-node's children: its orientation, from a child outside the range.
+        touched = [k for k, c in enumerate(t.children) if c.leaves & enders]
+        k = touched[0] - 1 if touched[0] > 0 else touched[-1] + 1
+        other = at[next(iter(t.children[k].leaves))]
+        kids = t.children[touched[0]:touched[-1] + 1]
+        if (k < touched[0]) != (other < lo):
+            kids = kids[::-1]
+        return [x for c in kids for x in frontier(c)]
+    return frontier(t)
