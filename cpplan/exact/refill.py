@@ -124,11 +124,11 @@ class _Search:
         live = np.flatnonzero(size > 0)
         key = -start[live] if reverse else start[live]  # (the first moment, this way)
         self.first = live[key == key.min()].tolist()
-        self.frames: list[tuple[Node, Iterator[list[Hole] | None]]] = []
+        self.frames: list[Iterator[tuple[Node, list[_Applied]] | None]] = []
         self.path: list[list[_Applied]] = []  # per event chosen so far: its holes as applied
         self.tree = node(P, [leaf(j) for j in self.first])
         if holes.events:
-            self.frames.append((self.tree, _splits(holes.events[0])))
+            self.frames.append(_splits(self.tree, holes.events[0]))
         self.nodes_since = 0
 
     def run(self, nodes: int, stopped: Callable[[], bool]) -> str:
@@ -137,25 +137,24 @@ class _Search:
         events = self.holes.events
         self.nodes_since = 0
         while self.frames:
-            tree, splits = self.frames[-1]
+            splits = self.frames[-1]
             for split in splits:
                 self.nodes_since += 1
                 if self.nodes_since >= nodes or \
                         (self.nodes_since % _CHECK_EVERY == 0 and stopped()):
                     if split is not None:  # (not lost: tried first when the search goes on)
-                        self.frames[-1] = (tree, itertools.chain([split], splits))
+                        self.frames[-1] = itertools.chain([split], splits)
                     return "paused"
                 if split is None:
                     continue
-                applied = _apply(tree, split)
-                if applied is not None:
-                    self.path.append(applied[1])
-                    if len(self.path) == len(events):
-                        self.tree = applied[0]
-                        self.frames.clear()
-                    else:
-                        self.frames.append((applied[0], _splits(events[len(self.path)])))
-                    break
+                tree, applied = split
+                self.path.append(applied)
+                if len(self.path) == len(events):
+                    self.tree = tree
+                    self.frames.clear()
+                else:
+                    self.frames.append(_splits(tree, events[len(self.path)]))
+                break
             else:  # (no split of this event left: back to the last choice)
                 self.frames.pop()
                 if self.frames:
@@ -166,42 +165,39 @@ class _Search:
         return _offsets(self.tree, self.path, self.first, self.size)
 
 
-def _splits(cands: tuple[Hole, ...]) -> Iterator[list[Hole] | None]:
+def _splits(tree: Node, cands: tuple[Hole, ...]
+            ) -> Iterator[tuple[Node, list[_Applied]] | None]:
     """Every way to split an event into candidate holes (each ender and starter in exactly
-    one), the candidates with the fewest blocks first; None now and then while looking (so
-    that a search can stop in a long look)."""
+    one) that some order of ``tree`` allows, with the tree after it and its holes as applied
+    (each hole's enders made contiguous, then swapped for its starters in any order): the
+    candidates with the fewest blocks first, a hole that no order allows cut off at once.
+    None now and then while looking (so that a search can stop in a long look)."""
     starters = {j for h in cands for j in h.starters}
     enders = sorted({j for h in cands for j in h.enders})
 
-    def covers(used: frozenset[int], chosen: list[Hole]) -> Iterator[list[Hole] | None]:
+    def covers(used: frozenset[int], tree: Node, applied: list[_Applied]
+               ) -> Iterator[tuple[Node, list[_Applied]] | None]:
         free = next((j for j in enders if j not in used), None)
         if free is None:
             if starters <= used:
-                yield list(chosen)
+                yield tree, list(applied)
             return
         yield None
         for h in cands:  # (each hole has an ender: the first free one is in one of them)
-            if free in h.enders and used.isdisjoint(h.enders) and used.isdisjoint(h.starters):
-                chosen.append(h)
-                yield from covers(used | frozenset(h.enders) | frozenset(h.starters), chosen)
-                chosen.pop()
+            if free not in h.enders or not used.isdisjoint(h.enders) or \
+                    not used.isdisjoint(h.starters):
+                continue
+            ends = frozenset(h.enders)
+            reduced = contiguous(tree, ends)
+            if reduced is None:
+                continue
+            applied.append((ends, h.starters, reduced))
+            yield from covers(used | ends | frozenset(h.starters),
+                              replace(reduced, ends, leaf(h.starters[0]) if len(h.starters) == 1
+                                      else node(P, [leaf(j) for j in h.starters])), applied)
+            applied.pop()
 
-    return covers(frozenset(), [])
-
-
-def _apply(tree: Node, split: list[Hole]) -> tuple[Node, list[_Applied]] | None:
-    """``tree`` after the holes of ``split`` (each hole's enders contiguous, swapped for its
-    starters in any order), and the holes as applied; None where no order allows them."""
-    applied = []
-    for h in split:
-        enders = frozenset(h.enders)
-        reduced = contiguous(tree, enders)
-        if reduced is None:
-            return None
-        applied.append((enders, h.starters, reduced))
-        tree = replace(reduced, enders, leaf(h.starters[0]) if len(h.starters) == 1 else
-                       node(P, [leaf(j) for j in h.starters]))
-    return tree, applied
+    return covers(frozenset(), tree, [])
 
 
 def _offsets(last: Node, path: list[list[_Applied]], first: list[int],

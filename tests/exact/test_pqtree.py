@@ -1,0 +1,75 @@
+"""PQ-trees (:mod:`cpplan.exact.pqtree`): the orders a tree stands for, against every
+permutation."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from cpplan.exact.pqtree import LEAF, Node, P, contiguous, frontier, leaf, node, replace
+
+
+def _frontiers(t: Node) -> set[tuple[int, ...]]:
+    """Every order the tree stands for: a P-node's children in any order, a Q-node's in theirs
+    or its reverse."""
+    if t.kind == LEAF:
+        return {tuple(t.leaves)}
+    kids = [_frontiers(c) for c in t.children]
+    ways = itertools.permutations(range(len(kids))) if t.kind == P else \
+        [tuple(range(len(kids))), tuple(reversed(range(len(kids))))]
+    return {tuple(x for part in combo for x in part)
+            for way in ways for combo in itertools.product(*(kids[k] for k in way))}
+
+
+def _contiguous(order: tuple[int, ...], s: frozenset[int]) -> bool:
+    at = [k for k, x in enumerate(order) if x in s]
+    return not at or at[-1] - at[0] + 1 == len(at)
+
+
+def test_a_contiguous_pair_and_an_overlapping_one_leave_a_path():
+    # Of 1 2 3 4 in any order, those where {1, 2} and {2, 3} are contiguous: 1 2 3 in a row
+    # (or backwards), 4 at either end.
+    t = node(P, [leaf(x) for x in (1, 2, 3, 4)])
+    t = contiguous(contiguous(t, frozenset({1, 2})), frozenset({2, 3}))
+    assert _frontiers(t) == {(1, 2, 3, 4), (3, 2, 1, 4), (4, 1, 2, 3), (4, 3, 2, 1)}
+    assert contiguous(t, frozenset({1, 3})) is None  # (2 is always between them)
+
+
+def test_replacing_a_block_puts_the_new_node_in_its_place():
+    t = contiguous(node(P, [leaf(x) for x in (1, 2, 3)]), frozenset({1, 2}))
+    t = replace(t, frozenset({1, 2}), node(P, [leaf(7), leaf(8)]))
+    assert _frontiers(t) == {(7, 8, 3), (8, 7, 3), (3, 7, 8), (3, 8, 7)}
+    assert frontier(t) in [list(f) for f in _frontiers(t)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_contiguous_and_replace_keep_exactly_the_orders_allowed(seed):
+    # Random subsets made contiguous and blocks replaced, on up to 7 items: the tree's orders
+    # are exactly the permutations that satisfy every step (or the tree is None when none do).
+    rng = random.Random(seed)
+    for _trial in range(150):
+        n = rng.randint(2, 7)
+        t: Node | None = node(P, [leaf(x) for x in range(n)])
+        orders = set(itertools.permutations(range(n)))
+        alive, fresh = list(range(n)), n
+        for _step in range(rng.randint(1, 5)):
+            s = frozenset(rng.sample(alive, rng.randint(1, len(alive))))
+            assert t is not None
+            t = contiguous(t, s)
+            orders = {o for o in orders if _contiguous(o, s)}
+            if t is None:
+                assert not orders
+                break
+            assert _frontiers(t) == orders
+            if rng.random() < 0.5 and len(s) < len(alive):
+                new = list(range(fresh, fresh + rng.randint(1, 3)))
+                fresh += len(new)
+                t = replace(t, s, leaf(new[0]) if len(new) == 1 else
+                            node(P, [leaf(x) for x in new]))
+                orders = {o[:min(k for k, x in enumerate(o) if x in s)] + way +
+                          o[max(k for k, x in enumerate(o) if x in s) + 1:]
+                          for o in orders for way in itertools.permutations(new)}
+                alive = [x for x in alive if x not in s] + new
+                assert _frontiers(t) == orders

@@ -1,0 +1,121 @@
+"""The hole search (:mod:`cpplan.exact.refill`): tilings it rebuilds, and its "no" against an
+exact search on small strips where it may be right."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from ortools.sat.python import cp_model
+
+from cpplan import Buffer, Problem, make_blocks
+from cpplan.deadline import Budget
+from cpplan.exact.model import build_model
+from cpplan.exact.refill import refill
+from cpplan.exact.search import probe
+from cpplan.perfect import realloc_packing, regroup_packing
+
+
+def _zero_slack(seed: int, height: int = 40) -> Problem:
+    """A strip at zero slack: at each step a few of the buffers alive end and their bytes, in
+    total, are cut at random into new buffers. For even seeds the buffers that end are
+    neighbours in a tiling that the strip follows, so it tiles; for odd seeds they are any
+    (no geometry: whether some order tiles the strip is left to chance)."""
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, height), 5))
+    alive = [(b - a, 0) for a, b in zip([0, *cuts], [*cuts, height], strict=True)]  # in order
+    buffers: list[Buffer] = []
+    t = 1
+    for t in range(1, rng.randint(4, 8)):
+        many = rng.randint(1, min(3, len(alive) - 1))
+        if seed % 2 == 0:
+            first = rng.randrange(len(alive) - many + 1)
+            ending = list(range(first, first + many))
+        else:
+            ending = rng.sample(range(len(alive)), many)
+        total = sum(alive[k][0] for k in ending)
+        for k in ending:
+            buffers.append(Buffer(f"b{len(buffers)}", alive[k][0], alive[k][1], t))
+        parts = sorted(rng.sample(range(1, total), min(rng.randint(1, 3), total - 1)))
+        made = [(b - a, t) for a, b in zip([0, *parts], [*parts, total], strict=True)]
+        at = min(ending)
+        alive = [a for k, a in enumerate(alive[:at]) if k not in ending] + made + \
+            [a for k, a in enumerate(alive) if k >= at and k not in ending]
+    t += 1
+    buffers += [Buffer(f"b{len(buffers) + k}", size, t0, t) for k, (size, t0) in enumerate(alive)]
+    return Problem(tuple(buffers))
+
+
+def _exact(problem: Problem, height: int) -> bool:
+    """Whether it fits at ``height``: CP-SAT on the plain model, to a proof."""
+    blocks = make_blocks(problem)
+    pm = build_model(blocks, np.arange(len(blocks)), height_max={0: height // blocks.scale},
+                     minimise=False, strategy=None)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    status = solver.solve(pm.model)
+    assert status in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE)
+    return status != cp_model.INFEASIBLE
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_its_yes_is_a_tiling_and_its_no_a_proof(seed):
+    problem = _zero_slack(seed)
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    height = 40 // blocks.scale
+    out = refill(blocks, ids, height, Budget(20.0))
+    assert out.status in ("feasible", "infeasible")  # (complete candidates: it decides)
+    assert (out.status == "feasible") == _exact(problem, 40)
+    if out.status == "feasible":
+        plan = blocks.to_plan(out.pools, out.offsets, planner="refill")  # (checked)
+        assert plan.height == 40
+
+
+def test_a_strip_that_cannot_tile_is_proven_so():
+    # p (3 bytes) and q (12) are cut, one after the other, into a + a' and b + b'; then a and b
+    # end together (their 5 bytes go to m, which lives on), then a' and b' (10 bytes, to n).
+    # a and b must touch, so each sits at its pair's edge next to the other pair, and then m
+    # sits between a' and b', which can no longer touch: no tiling at 15 bytes. Every event
+    # has one way to split, so the search's "no" is a proof.
+    problem = Problem((Buffer("p", 3, 0, 1), Buffer("q", 12, 0, 2),
+                       Buffer("a", 1, 1, 3), Buffer("a'", 2, 1, 4),
+                       Buffer("b", 4, 2, 3), Buffer("b'", 8, 2, 4),
+                       Buffer("m", 5, 3, 5), Buffer("n", 10, 4, 5)))
+    blocks = make_blocks(problem)
+    out = refill(blocks, np.arange(len(blocks)), 15, Budget(10.0))
+    assert out.status == "infeasible"
+    assert not _exact(problem, 15)
+    assert _exact(problem, 16)  # (one byte of slack, and it fits)
+
+
+@pytest.mark.parametrize(("family", "n"), [(regroup_packing, 250), (realloc_packing, 250),
+                                           (regroup_packing, 2000)])
+def test_it_rebuilds_groups_of_neighbours_cut_afresh(family, n):
+    problem = family(n, seed=1)
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    out = refill(blocks, ids, problem.meta["optimum"] // blocks.scale, Budget(60.0))
+    assert out.status == "feasible"
+    assert blocks.to_plan(out.pools, out.offsets, planner="refill").height == \
+        problem.meta["optimum"]
+
+
+def test_it_stops_at_its_node_budget_and_where_there_is_slack():
+    problem = realloc_packing(2000, seed=0)  # (it thrashes on this one)
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    height = problem.meta["optimum"] // blocks.scale
+    stats: dict = {}
+    out = refill(blocks, ids, height, Budget(60.0), node_budget=500, stats=stats)
+    assert out.status == "unknown" and stats["nodes"] <= 500
+    assert refill(blocks, ids, height + 1, Budget(60.0)).status == "unknown"  # (slack)
+
+
+def test_a_probe_at_zero_slack_asks_it_first():
+    problem = regroup_packing(250, seed=0)
+    blocks = make_blocks(problem)
+    out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
+                Budget(30.0))
+    assert out.status == "feasible" and out.detail.startswith("refill")
