@@ -65,13 +65,19 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     ``feasible`` comes with ``pools`` and ``offsets`` per id (a tiling of the strip: no two
     blocks that share a moment overlap); ``infeasible`` only when a search ran out of choices
     with every event's candidates complete (a proof); otherwise ``unknown``: the blocks are not
-    at zero slack at ``height``, an event has no candidates, or ``budget``, ``node_budget``,
-    the stop flags or ``cancel`` ended it. The nodes searched are charged to ``budget`` at
-    :data:`REFILL_NODES_PER_SECOND`; ``stats`` receives ``nodes``.
+    at zero slack at ``height``, their alignments differ, an event has no candidates, or
+    ``budget``, ``node_budget``, the stop flags or ``cancel`` ended it. The nodes searched
+    are charged to ``budget`` at :data:`REFILL_NODES_PER_SECOND`; ``stats`` receives
+    ``nodes``.
     """
     ids = np.asarray(ids, np.int64)
     if zero_slack(blocks, ids, height) is None:
         return Outcome("unknown", detail="refill: not at zero slack")
+    pool = blocks.pools[int(ids[0])][0]
+    if any(blocks.align_in(i, pool) > 1 for i in ids.tolist()):
+        # (the offsets come from the order alone: alignments, which scaling leaves only where
+        # they differ, would need orders of their own; the tiling search and CP-SAT take them)
+        return Outcome("unknown", detail="refill: alignments differ")
     size = blocks.size[ids].astype(np.int64)
     searches = []
     for reverse in (False, True):
@@ -98,9 +104,9 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
             if status == "found":
                 offsets = np.zeros(len(ids), np.int64)
                 offsets[size > 0] = search.offsets()[size > 0]
-                pools = np.full(len(ids), blocks.pools[int(ids[0])][0], np.int64)
                 way = "backwards" if search.reverse else "forwards"
-                return Outcome("feasible", pools, offsets, detail=f"refill {way}, {nodes} nodes")
+                return Outcome("feasible", np.full(len(ids), pool, np.int64), offsets,
+                               detail=f"refill {way}, {nodes} nodes")
             if status == "exhausted":
                 if search.holes.complete:
                     return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")

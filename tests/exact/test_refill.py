@@ -119,3 +119,12 @@ def test_a_probe_at_zero_slack_asks_it_first():
     out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
                 Budget(30.0))
     assert out.status == "feasible" and out.detail.startswith("refill")
+
+
+def test_it_leaves_differing_alignments_to_the_other_searches():
+    # Its offsets come from the order alone, which may break an alignment: it does not answer.
+    problem = regroup_packing(120, seed=0, aligned=True)
+    blocks = make_blocks(problem)
+    out = refill(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale,
+                 Budget(10.0))
+    assert out.status == "unknown" and "alignments" in out.detail
