@@ -49,11 +49,7 @@ def perfect_packing(n: int, *, seed: int = 0, width: int = 1 << 20, horizon: int
     straight cut. The cutting's offsets are in ``problem.meta["offsets"]`` (not hints: a solver
     must find the packing itself).
     """
-    if n < 1:
-        raise ValueError("n: at least one buffer")
-    grain = GRAIN if aligned else 1
-    if width % grain:
-        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    grain = _grain(n, width, aligned)
     rng = np.random.default_rng(seed)
     rects = [(0, horizon, 0, width)]  # (t0, t1, y0, y1)
 
@@ -125,11 +121,7 @@ def mosaic_packing(n: int, *, seed: int = 0, width: int = 1 << 20, horizon: int 
     interlock in every pattern the growth makes, not only the pinwheel's. A few rectangles
     (a tenth at most) are then cut once more, straight, so that there are exactly ``n``.
     """
-    if n < 1:
-        raise ValueError("n: at least one buffer")
-    grain = GRAIN if aligned else 1
-    if width % grain:
-        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    grain = _grain(n, width, aligned)
     rng = np.random.default_rng(seed)
     # Cells in the grid: about 3 a rectangle with reach 3 (then scaled by what the growth made,
     # until 90 to 100 % of the rectangles are grown ones).
@@ -164,11 +156,7 @@ def realloc_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: boo
     ending together (until none is left); no step ends every buffer alive (one of them lives
     on), so no cut in time crosses the strip.
     """
-    if n < 1:
-        raise ValueError("n: at least one buffer")
-    grain = GRAIN if aligned else 1
-    if width % grain:
-        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    grain = _grain(n, width, aligned)
     rng = np.random.default_rng(seed)
 
     def lifetime() -> int:
@@ -228,17 +216,10 @@ def regroup_packing(n: int, *, seed: int = 0, width: int = 1 << 16, aligned: boo
     (until none is left), and no group is every buffer alive, so no cut in time crosses the
     strip. The strip ends at ``n`` buffers (or when three are left).
     """
-    if n < 1:
-        raise ValueError("n: at least one buffer")
-    grain = GRAIN if aligned else 1
-    if width % grain:
-        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    grain = _grain(n, width, aligned)
     rng = np.random.default_rng(seed)
     crowd = max(3, min(crowd, n // 5))  # (small problems: room to cross every boundary)
-    k0 = max(1, min(n, crowd, width // grain))
-    ys = _cuts(rng, width // grain, k0) * grain
-    alive = [[int(ys[k]), int(ys[k + 1]), 0] for k in range(k0)]  # y0, y1, t0
-    uncut = set(ys[1:-1].tolist())
+    alive, uncut = _first_row(rng, width, grain, max(1, min(n, crowd)))
     done: list[tuple[int, int, int, int]] = []
     t = 0
     while len(alive) >= 3:
@@ -307,17 +288,10 @@ def serving_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: boo
     changes every request, so no cut in time crosses the strip. The strip ends at ``n``
     buffers (or when two are left).
     """
-    if n < 1:
-        raise ValueError("n: at least one buffer")
-    grain = GRAIN if aligned else 1
-    if width % grain:
-        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    grain = _grain(n, width, aligned)
     rng = np.random.default_rng(seed)
     crowd = max(3, min(crowd, n // 4))
-    k0 = max(1, min(n, crowd, width // grain))
-    ys = _cuts(rng, width // grain, k0) * grain
-    alive = [[int(ys[k]), int(ys[k + 1]), 0] for k in range(k0)]  # y0, y1, t0
-    uncut = set(ys[1:-1].tolist())
+    alive, uncut = _first_row(rng, width, grain, max(1, min(n, crowd)))
     done: list[tuple[int, int, int, int]] = []
     t = 0
 
@@ -373,6 +347,26 @@ def serving_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: boo
     horizon = t + 1
     rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
     return _tiling_problem(rects, "serving", "cpplan.perfect.serving", n, seed, width, aligned)
+
+
+def _grain(n: int, width: int, aligned: bool) -> int:
+    """The cut grain in bytes (:data:`GRAIN` for aligned packings, else 1), once ``n`` and
+    ``width`` are checked."""
+    if n < 1:
+        raise ValueError("n: at least one buffer")
+    grain = GRAIN if aligned else 1
+    if width % grain:
+        raise ValueError(f"width: a multiple of {grain} for aligned packings")
+    return grain
+
+
+def _first_row(rng: np.random.Generator, width: int, grain: int,
+               k: int) -> tuple[list[list[int]], set[int]]:
+    """The strip's first moment cut into ``k`` buffers (fewer where it is narrower), as
+    ``[y0, y1, t0]``, and their inner boundaries (none crossed yet)."""
+    ys = _cuts(rng, width // grain, min(k, width // grain)) * grain
+    return [[int(ys[j]), int(ys[j + 1]), 0] for j in range(len(ys) - 1)], \
+        set(ys[1:-1].tolist())
 
 
 def _cuts(rng: np.random.Generator, length: int, parts: int) -> np.ndarray:
