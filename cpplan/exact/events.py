@@ -77,6 +77,13 @@ class Holes:
     size: tuple[int, ...]
     skipped: int = 0  # events with no candidates (too many blocks or equal sums)
 
+    def reversed(self) -> Holes:
+        """The same holes with time running backwards: the events last first, each hole's
+        starters its enders."""
+        return Holes(tuple(tuple(Hole(h.starters, h.enders, h.size) for h in event)
+                           for event in self.events[::-1]), self.complete, self.size,
+                     self.skipped)
+
 
 def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
     """The height (``height``, scaled, or the pool's capacity when lower) at which blocks
@@ -147,19 +154,15 @@ def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most
             for j in keep], complete
 
 
-def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None, *,
-             reverse: bool = False) -> Holes:
+def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
     """The candidate holes at every event inside the span of blocks ``ids`` (positions in
     ``ids``), for blocks at zero slack (:func:`zero_slack`): there the enders' and the
     starters' sums are equal at every event. Blocks of size zero take no part. At most
     ``most`` candidates an event (:data:`CANDIDATES_MAX` by default), the fewest blocks
-    first. With ``reverse``, time runs backwards: the events come last first, and their
-    enders are the blocks that start there."""
+    first."""
     ids = np.asarray(ids, np.int64)
     size = blocks.size[ids].astype(np.int64)
     start, end = blocks.start[ids], blocks.end[ids]
-    if reverse:
-        start, end = -end, -start
     live = size > 0
     if not live.any():
         return Holes((), True, tuple(size.tolist()))

@@ -79,14 +79,12 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
         # they differ, would need orders of their own; the tiling search and CP-SAT take them)
         return Outcome("unknown", detail="refill: alignments differ")
     size = blocks.size[ids].astype(np.int64)
-    searches = []
-    for reverse in (False, True):
-        # (every candidate enumerated: a split costs the search one node, not a model literal)
-        holes = holes_of(blocks, ids, PAIRS_ENUMERATED, reverse=reverse)
-        if holes.skipped:
-            return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
-        searches.append(_Search(holes, blocks.end[ids] if reverse else blocks.start[ids], size,
-                                reverse))
+    # (every candidate enumerated: a split costs the search one node, not a model literal)
+    holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
+    if holes.skipped:
+        return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
+    searches = [_Search(holes, blocks.start[ids], size, False),
+                _Search(holes.reversed(), blocks.end[ids], size, True)]
     deadline = budget.deadline()
     nodes = 0
 
