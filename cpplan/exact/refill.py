@@ -112,6 +112,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
             else:
                 searches.append(searches.pop(0))
         return Outcome("unknown", detail=f"refill, {nodes} nodes")
+    except RecursionError:  # (trees nested deeper than Python's stack: thousands of blocks)
+        return Outcome("unknown", detail=f"refill, {nodes} nodes, trees too deep")
     finally:
         budget.report(nodes / REFILL_NODES_PER_SECOND)
         if stats is not None:
