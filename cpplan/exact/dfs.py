@@ -110,11 +110,7 @@ def fit(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     if np.any((fixed >= 0) & (fixed + size > H)) or np.any(size > H):
         return Outcome("infeasible", detail="dfs: a block is taller than the height")
     # Exact single rectangles, or bounding rectangles (a restriction) for blocks with pieces.
-    ptr = blocks.piece_ptr
-    npieces = (ptr[ids + 1] - ptr[ids])
-    first = ptr[ids]
-    exact = (npieces == 1) & (blocks.piece_lo[first] == 0) & (blocks.piece_hi[first] == size)
-    restricted = not bool(exact.all())
+    restricted = not bool(plain(blocks, ids).all())
     offsets = np.where(fixed >= 0, fixed, 0)
     live = np.flatnonzero(size > 0)  # zero-size blocks occupy nothing: fixed offset or 0
     if len(live) == 0:
@@ -157,6 +153,15 @@ def preorders(blocks: Blocks, ids: np.ndarray) -> tuple[str, ...]:
 
 def _preorders(align: np.ndarray) -> tuple[str, ...]:
     return HEURISTICS if len(np.unique(align)) <= 1 else ALIGNED_HEURISTICS
+
+
+def plain(blocks: Blocks, ids: np.ndarray) -> np.ndarray:
+    """Per block of ``ids``: whether it is one rectangle (one piece, as tall as the block: no
+    gaps, no alias displaced inside it)."""
+    ptr = blocks.piece_ptr
+    first = ptr[ids]
+    return ((ptr[ids + 1] - first) == 1) & (blocks.piece_lo[first] == 0) & \
+        (blocks.piece_hi[first] == blocks.size[ids])
 
 
 def single_pool(blocks: Blocks, ids: np.ndarray) -> int | None:

@@ -37,14 +37,15 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ..blocks import Blocks
-from .dfs import single_pool
+from ..load import load_profile
+from .dfs import plain, single_pool
 from .model import PackingModel
 
 __all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "CANDIDATES_MAX",
            "PAIRS_ENUMERATED"]
 
 # Enders or starters at one event beyond which it gets no candidates: the subsets of each side
-# are enumerated (2 ** 12 sums, a millisecond on arrays).
+# are enumerated on arrays (2 ** 16 sums at most).
 SIDE_MAX = 16
 # Pairs with equal sums at one event beyond which it gets no candidates (enumerating them would
 # take longer than the search they guide).
@@ -95,23 +96,18 @@ def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
     pool = single_pool(blocks, ids) if len(ids) else None
     if pool is None or (blocks.fixed[ids] >= 0).any():
         return None
-    ptr = blocks.piece_ptr
-    first = ptr[ids]
-    if ((ptr[ids + 1] - first) != 1).any() or (blocks.piece_lo[first] != 0).any() or \
-            (blocks.piece_hi[first] != blocks.size[ids]).any():
+    if not plain(blocks, ids).all():
         return None
     cap = int(blocks.pool_capacity[pool])
     height = int(height) if cap < 0 else min(int(height), cap)
     if height <= 0:
         return None  # (nothing to tile)
-    start, end, size = blocks.start[ids], blocks.end[ids], blocks.size[ids].astype(np.int64)
-    t0, t1 = int(start.min()), int(end.max())
-    load = np.zeros(t1 - t0 + 1, np.int64)
-    np.add.at(load, start - t0, size)
-    np.add.at(load, end - t0, -size)
-    load = np.cumsum(load)[:-1]
+    mask = np.zeros(len(blocks), bool)
+    mask[ids] = True
+    load, _live = load_profile(blocks, mask)
+    t0, t1 = int(blocks.start[ids].min()), int(blocks.end[ids].max())
     steps = np.diff(blocks.times[t0:t1 + 1])
-    return height if bool((load[steps > 0] == height).all()) else None
+    return height if bool((load[t0:t1][steps > 0] == height).all()) else None
 
 
 def _sums(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -59,7 +59,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from .dfs import single_pool
+from .dfs import plain, single_pool
 from .dissection import dissections
 from .outcome import Outcome
 from .tiling_search import TilingSearch
@@ -136,12 +136,8 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     pool = single_pool(blocks, ids)
     if pool is None:
         return Outcome("unknown", detail="tiling: several candidate pools")
-    ptr = blocks.piece_ptr
     size = blocks.size[ids].astype(np.int64)
-    first = ptr[ids]
-    plain = ((ptr[ids + 1] - first) == 1) & (blocks.piece_lo[first] == 0) & \
-        (blocks.piece_hi[first] == size)
-    if not plain.all() or (blocks.fixed[ids] >= 0).any():
+    if not plain(blocks, ids).all() or (blocks.fixed[ids] >= 0).any():
         return Outcome("unknown", detail="tiling: blocks with pieces or fixed offsets")
     cap = int(blocks.pool_capacity[pool])
     H = int(height) if cap < 0 else min(int(height), cap)
