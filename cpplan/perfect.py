@@ -13,13 +13,16 @@ plan at that height, hence the optimum is ``width`` exactly. The constructions (
   step take exactly the bytes of those ending there, cut afresh;
 * ``regroup`` (:func:`regroup_packing`): many small buffers, groups of neighbours re-cut;
 * ``serving`` (:func:`serving_packing`): a server's arena shared by requests that grow, shrink,
-  finish and are admitted into their neighbours' bytes.
+  finish and are admitted into their neighbours' bytes;
+* ``multiscale`` (:func:`multiscale_packing`): buffers of every scale, runs of neighbours of
+  heavy-tailed lengths re-cut, the same bytes often taken by one buffer after another.
 
-The last four have no straight cut through the strip, and are made neither by straight nor by
-pinwheel cuts. ``serving`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
+The last five have no straight cut through the strip, and are made neither by straight nor by
+pinwheel cuts. ``multiscale`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
 others and checked on it. (``regroup`` was held out until the holes of
-:mod:`cpplan.exact.events`, tuned on ``mosaic`` and ``realloc``, had been checked on it; the
-work on it since makes it one of the others.) Every generator puts its construction's offsets in
+:mod:`cpplan.exact.events`, tuned on ``mosaic`` and ``realloc``, had been checked on it, and
+``serving`` until the hole search of :mod:`cpplan.exact.refill`, built on ``regroup``, had; the
+work since makes them two of the others.) Every generator puts its construction's offsets in
 ``problem.meta["offsets"]`` (not hints: a solver must find the packing itself).
 
 ``aligned=True`` cuts bytes on multiples of 64 and gives each buffer the largest power of two
@@ -34,7 +37,7 @@ import numpy as np
 from .problem import Buffer, Problem
 
 __all__ = ["perfect_packing", "mosaic_packing", "realloc_packing", "regroup_packing",
-           "serving_packing", "FAMILIES", "HELD_OUT"]
+           "serving_packing", "multiscale_packing", "FAMILIES", "HELD_OUT"]
 
 GRAIN = 64  # bytes, the cut grain of aligned packings
 MAX_ALIGN = 4096
@@ -349,6 +352,99 @@ def serving_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: boo
     return _tiling_problem(rects, "serving", "cpplan.perfect.serving", n, seed, width, aligned)
 
 
+def multiscale_packing(n: int, *, seed: int = 0, width: int = 1 << 24, aligned: bool = False,
+                       crowd: int = 40, spread: float = 1000.0) -> Problem:
+    """A problem of about ``n`` buffers of every scale, from a few bytes to a large part of the
+    arena (sizes drawn log-uniformly over ``spread``), about ``crowd`` alive at a time, tiling
+    a strip ``width`` bytes high: at each step one to three runs of neighbours end, each run's
+    length heavy-tailed (mostly one or two buffers, now and then up to 16: a layer's many small
+    temporaries freed at once) and runs may touch, and each run's bytes are cut afresh,
+    log-uniformly again, into one buffer fewer to four more (a run of one cut into one is a
+    buffer ending where another of the same bytes starts, the commonest reuse in a network).
+    The optimum is ``width`` (the strip is covered at every moment).
+
+    Not made by straight or pinwheel cuts: the first run of every step holds a byte boundary
+    of the first step that no buffer has crossed yet (until none is left), and is cut into
+    buffers that avoid that boundary where they can; no step ends every buffer alive, so no
+    cut in time crosses the strip. The strip ends at ``n`` buffers (or when two are left).
+    """
+    grain = _grain(n, width, aligned)
+    rng = np.random.default_rng(seed)
+    crowd = max(3, min(crowd, n // 6))  # (small problems: room to cross every boundary)
+
+    def scaled_cuts(y0: int, y1: int, m: int, avoid: int | None) -> list[int]:
+        # ``[y0, y1)`` cut into ``m`` pieces (fewer where it is too narrow) of log-uniform
+        # weights, on the grain, the boundary ``avoid`` not among the cuts where possible.
+        units = (y1 - y0) // grain
+        m = max(1, min(m, units))
+        weights = np.exp(rng.uniform(0.0, np.log(spread), m))
+        points = np.round(np.cumsum(weights)[:-1] / weights.sum() * units).astype(np.int64)
+        points = np.unique(np.clip(points, 1, units - 1)) if m > 1 else points
+        cuts = [y0] + [y0 + int(p) * grain for p in points] + [y1]
+        if avoid is not None and avoid in cuts[1:-1]:
+            k = cuts.index(avoid)
+            for step in (grain, -grain):
+                if cuts[k - 1] < avoid + step < cuts[k + 1]:
+                    cuts[k] = avoid + step
+                    break
+        return cuts
+
+    first = scaled_cuts(0, width, max(1, min(n, crowd)), None)
+    alive = [[a, b, 0] for a, b in zip(first[:-1], first[1:], strict=True)]
+    uncut = set(first[1:-1])
+    done: list[tuple[int, int, int, int]] = []
+    t = 0
+    while len(alive) >= 3 and len(done) + len(alive) < n:
+        t += 1
+        taken: set[int] = set()
+        runs: list[tuple[int, int, int | None]] = []  # (first, length, boundary to cross)
+        for r in range(int(rng.integers(1, 4))):
+            length = min(int(rng.zipf(2.2)), 16, len(alive) - 1 - len(taken))
+            if length < 1:
+                break
+            avoid = None
+            if r == 0 and uncut:  # (a run holding a boundary not crossed yet, at least two)
+                avoid = int(rng.choice(sorted(uncut)))
+                above = next(k for k, b in enumerate(alive) if b[0] == avoid)
+                length = max(2, length)
+                lo = above - int(rng.integers(1, length))
+            else:
+                lo = int(rng.integers(0, len(alive)))
+            lo = max(0, min(lo, len(alive) - length))
+            members = range(lo, lo + length)
+            if any(k in taken or alive[k][2] >= t for k in members) or \
+                    len(taken) + length >= len(alive):
+                continue
+            taken.update(members)
+            runs.append((lo, length, avoid))
+        if not runs:
+            continue
+        budget = n - len(done) - len(alive)  # (buffers that may start, beyond n at the end)
+        if budget < len(runs):  # (no room for the buffers starting here: the strip ends)
+            break
+        fresh = []
+        for r, (lo, length, avoid) in enumerate(runs):
+            now = len(alive) - len(taken) + sum(len(c) - 1 for c in fresh)
+            most = length + (min(length, 4) if now < crowd else 1)
+            m = int(rng.integers(max(1, length - (now > crowd)), most + 1))
+            m = min(m, budget - (len(runs) - r - 1))
+            budget -= m
+            fresh.append(scaled_cuts(alive[lo][0], alive[lo + length - 1][1], m, avoid))
+        for k in taken:
+            y0, y1, t0 = alive[k]
+            done.append((t0, t, y0, y1))
+        alive = [b for k, b in enumerate(alive) if k not in taken]
+        for cuts in fresh:
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                alive.append([a, b, t])
+                uncut -= {y for y in uncut if a < y < b}
+        alive.sort()
+    horizon = t + 1
+    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
+    return _tiling_problem(rects, "multiscale", "cpplan.perfect.multiscale", n, seed, width,
+                           aligned)
+
+
 def _grain(n: int, width: int, aligned: bool) -> int:
     """The cut grain in bytes (:data:`GRAIN` for aligned packings, else 1), once ``n`` and
     ``width`` are checked."""
@@ -451,5 +547,6 @@ def _split_to(rng: np.random.Generator, rects: list[tuple[int, int, int, int]], 
 # family is never used to tune the exact engine: it tells whether what was tuned on the others
 # holds on a construction the tuning never saw.
 FAMILIES = {"perfect": perfect_packing, "mosaic": mosaic_packing, "realloc": realloc_packing,
-            "regroup": regroup_packing, "serving": serving_packing}
-HELD_OUT = "serving"
+            "regroup": regroup_packing, "serving": serving_packing,
+            "multiscale": multiscale_packing}
+HELD_OUT = "multiscale"
