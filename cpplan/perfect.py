@@ -422,7 +422,7 @@ def multiscale_packing(n: int, *, seed: int = 0, width: int = 1 << 24, aligned: 
         budget = n - len(done) - len(alive)  # (buffers that may start, beyond n at the end)
         if budget < len(runs):  # (no room for the buffers starting here: the strip ends)
             break
-        fresh = []
+        fresh: list[list[int]] = []
         for r, (lo, length, avoid) in enumerate(runs):
             now = len(alive) - len(taken) + sum(len(c) - 1 for c in fresh)
             most = length + (min(length, 4) if now < crowd else 1)

@@ -19,11 +19,13 @@ grow interlocking on a grid or that an allocator made by reusing freed bytes, wh
 branch-and-bound searches and the skyline of :mod:`.tiling` thrash
 (``benchmarks/versus.py --families mosaic realloc``).
 
-An event with more than :data:`SIDE_MAX` enders or starters, or more than
-:data:`PAIRS_ENUMERATED` pairs, gets no candidates (the model stays exact, only weaker there);
-one with more than :data:`CANDIDATES_MAX` candidate pairs keeps the ones with the fewest
-blocks, and the model is then a restriction: a packing it finds is a packing, but its "none"
-proves nothing (:attr:`Holes.complete`).
+An event with more than :data:`SIDE_MAX` enders or starters has too many subsets to pair: it
+gets the pairs of at most :data:`BIG_MEMBERS` blocks a side that do not split into two pairs
+of equal sums, and the whole event (a grid of 35 rows ends and starts 35 rectangles at once,
+and its holes are small). One with more than :data:`PAIRS_ENUMERATED` pairs gets no candidates
+(the model stays exact, only weaker there). One with more than :data:`CANDIDATES_MAX` candidate
+pairs keeps the ones with the fewest blocks. Either cut makes the model a restriction: a
+packing it finds is a packing, but its "none" proves nothing (:attr:`Holes.complete`).
 
 The inference is cpplan's own, in the spirit of the *walls* of :mod:`.tiling` (an event whose
 sums no proper subsets match is one hole), here with every way to split an event.
@@ -31,6 +33,9 @@ sums no proper subsets match is one hole), here with every way to split an event
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,12 +46,18 @@ from ..load import load_profile
 from .dfs import plain, single_pool
 from .model import PackingModel
 
-__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "CANDIDATES_MAX",
-           "PAIRS_ENUMERATED"]
+__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "SUBSETS_MAX",
+           "SIDE_HARD", "CANDIDATES_MAX", "PAIRS_ENUMERATED"]
 
-# Enders or starters at one event beyond which it gets no candidates: the subsets of each side
-# are enumerated on arrays (2 ** 16 sums at most).
+# Enders or starters at one event up to which every subset of a side is enumerated (2 ** 16
+# sums at most, on arrays); beyond, the subsets of at most a few members (:data:`SUBSETS_MAX`
+# of them) and the whole side, and the candidates are cut (a hole with more members is missed).
 SIDE_MAX = 16
+SUBSETS_MAX = 1 << 16
+BIG_MEMBERS = 4  # (and at most so many a side: the holes of tilings are mostly smaller)
+BIG_CANDIDATES = 1_000  # candidates kept at such an event, the fewest blocks first
+# Blocks a side beyond which an event gets no candidates (subsets are bit masks in 64 bits).
+SIDE_HARD = 62
 # Pairs with equal sums at one event beyond which it gets no candidates (enumerating them would
 # take longer than the search they guide).
 PAIRS_ENUMERATED = 20_000
@@ -77,6 +88,21 @@ class Holes:
     complete: bool
     size: tuple[int, ...]
     skipped: int = 0  # events with no candidates (too many blocks or equal sums)
+
+    def cut(self, most: int) -> Holes:
+        """The same candidates, at most ``most`` an event: the first ones (the fewest blocks
+        first) and the whole event's pair, as :func:`holes_of` with ``most`` lists them."""
+        events, complete = [], self.complete
+        for cands in self.events:
+            if len(cands) > most:
+                enders = {j for h in cands for j in h.enders}
+                starters = {j for h in cands for j in h.starters}
+                whole = next(h for h in cands
+                             if len(h.enders) == len(enders) and len(h.starters) == len(starters))
+                cands = cands[:most] if whole in cands[:most] else cands[:most - 1] + (whole,)
+                complete = False
+            events.append(cands)
+        return Holes(tuple(events), complete, self.size, self.skipped)
 
     def reversed(self) -> Holes:
         """The same holes with time running backwards: the events last first, each hole's
@@ -110,44 +136,127 @@ def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
     return height if bool((load[t0:t1][steps > 0] == height).all()) else None
 
 
-def _sums(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sum of every subset of ``sizes`` and its number of members (index: the subset's bit
-    mask)."""
-    masks = np.arange(1 << len(sizes), dtype=np.int64)
-    bits = (masks[:, None] >> np.arange(len(sizes), dtype=np.int64)) & 1
-    return bits @ sizes, bits.sum(axis=1)
+def _subsets(sizes: np.ndarray, members: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-empty subsets of ``sizes`` of at most ``members`` members: bit masks, sums and
+    numbers of members."""
+    masks, bits = _masks(len(sizes), members)
+    return masks, bits @ sizes, bits.sum(axis=1)
+
+
+@functools.lru_cache(maxsize=64)
+def _masks(n: int, members: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bit masks of the non-empty subsets of ``n`` items of at most ``members`` members,
+    and their bits (a row each); shared, so read-only."""
+    if members >= n:
+        masks = np.arange(1, 1 << n, dtype=np.int64)
+    else:
+        masks = np.concatenate([(np.int64(1) << np.array(list(itertools.combinations(
+            range(n), k)), np.int64).reshape(-1, k)).sum(axis=1) for k in range(1, members + 1)])
+    bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    masks.flags.writeable = bits.flags.writeable = False
+    return masks, bits
+
+
+def _members_within(n: int) -> int:
+    """The most members a subset of ``n`` sizes may have for :data:`SUBSETS_MAX` subsets."""
+    count = 0
+    for k in range(1, n + 1):
+        count += math.comb(n, k)
+        if count > SUBSETS_MAX:
+            return k - 1
+    return n
+
+
+def _equal_sums(se: np.ndarray, ss: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every pair (index into ``se``, index into ``ss``) of equal sums; None beyond
+    :data:`PAIRS_ENUMERATED` of them."""
+    oe, os_ = np.argsort(se, kind="stable"), np.argsort(ss, kind="stable")
+    ke, ks = se[oe], ss[os_]
+    common = np.intersect1d(ke, ks)
+    lo_e, hi_e = np.searchsorted(ke, common), np.searchsorted(ke, common, "right")
+    lo_s, hi_s = np.searchsorted(ks, common), np.searchsorted(ks, common, "right")
+    le, ls = hi_e - lo_e, hi_s - lo_s
+    count = int((le * ls).sum())
+    if count > PAIRS_ENUMERATED:
+        return None
+    # Per common sum, the product of its two runs, laid out row by row.
+    group = np.repeat(np.arange(len(common)), le * ls)
+    at = np.arange(count) - np.repeat(np.cumsum(le * ls) - le * ls, le * ls)
+    return oe[lo_e[group] + at // ls[group]], os_[lo_s[group] + at % ls[group]]
+
+
+def _split_sums(masks: np.ndarray, sizes: np.ndarray, members: int) -> np.ndarray:
+    """Per subset (bit mask, at most ``members`` members), the sums of its non-empty proper
+    subsets, and -1 (``2 ** members`` columns)."""
+    where = (masks[:, None] >> np.arange(len(sizes), dtype=np.int64)) & 1
+    # Each subset's members' sizes, left-aligned in ``members`` columns (0 beyond).
+    rank = np.cumsum(where, axis=1) - 1
+    row, col = np.nonzero(where)
+    held = np.zeros((len(masks), members), np.int64)
+    real = np.zeros((len(masks), members), np.int64)
+    held[row, rank[row, col]] = sizes[col]
+    real[row, rank[row, col]] = 1
+    picks = (np.arange(1 << members)[:, None] >> np.arange(members)) & 1  # (every choice)
+    sums, chosen = held @ picks.T, real @ picks.T
+    proper = (chosen > 0) & (chosen < real.sum(axis=1, keepdims=True))
+    return np.where(proper, sums, -1)
 
 
 def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most: int
                 ) -> tuple[list[Hole], bool] | None:
     """The pairs of non-empty subsets of ``enders`` and ``starters`` with equal sums, the
-    fewest blocks first, at most ``most`` (and whether that is all of them);
-    None beyond :data:`PAIRS_ENUMERATED` pairs."""
-    (se, ce), (ss, cs) = _sums(size[enders]), _sums(size[starters])
-    oe, os_ = np.argsort(se[1:], kind="stable") + 1, np.argsort(ss[1:], kind="stable") + 1
-    ke, ks = se[oe], ss[os_]
-    common = np.intersect1d(ke, ks)
-    lo_e, hi_e = np.searchsorted(ke, common), np.searchsorted(ke, common, "right")
-    lo_s, hi_s = np.searchsorted(ks, common), np.searchsorted(ks, common, "right")
-    count = int(((hi_e - lo_e) * (hi_s - lo_s)).sum())
-    if count > PAIRS_ENUMERATED:
+    fewest blocks first, at most ``most`` (and whether that is all of them); None beyond
+    :data:`PAIRS_ENUMERATED` pairs.
+
+    A side of more than :data:`SIDE_MAX` blocks has too many subsets to pair: there the pairs
+    are those of at most a few members a side (:data:`BIG_MEMBERS`, :data:`SUBSETS_MAX`
+    subsets) that do not split
+    into two smaller pairs of equal sums, and the whole event; the candidates are then cut
+    (a hole of more members, or one whose blocks only look like two, is missed)."""
+    ze, zs = size[enders], size[starters]
+    big = max(len(enders), len(starters)) > SIDE_MAX
+    ke = min(_members_within(len(enders)), BIG_MEMBERS) if big else len(enders)
+    ks = min(_members_within(len(starters)), BIG_MEMBERS) if big else len(starters)
+    me, se, ce = _subsets(ze, ke)
+    ms, ss, cs = _subsets(zs, ks)
+    if big:  # (the whole event too, as the last subset of each side)
+        me, se, ce = (np.append(me, (1 << len(enders)) - 1), np.append(se, ze.sum()),
+                      np.append(ce, len(enders)))
+        ms, ss, cs = (np.append(ms, (1 << len(starters)) - 1), np.append(ss, zs.sum()),
+                      np.append(cs, len(starters)))
+    pairs = _equal_sums(se, ss)
+    if pairs is None:
         return None
-    a = np.concatenate([np.repeat(oe[x:y], v - u) for x, y, u, v
-                        in zip(lo_e.tolist(), hi_e.tolist(), lo_s.tolist(), hi_s.tolist(),
-                               strict=True)])
-    b = np.concatenate([np.tile(os_[u:v], y - x) for x, y, u, v
-                        in zip(lo_e.tolist(), hi_e.tolist(), lo_s.tolist(), hi_s.tolist(),
-                               strict=True)])
-    order = np.lexsort((b, a, ce[a] + cs[b]))
-    complete = count <= most
-    keep = order[:most].tolist()
-    whole = (len(se) - 1, len(ss) - 1)
-    if not complete and not any((int(a[k]), int(b[k])) == whole for k in keep):
-        keep[-1] = int(np.flatnonzero((a == whole[0]) & (b == whole[1]))[0])
-    return [Hole(tuple(int(enders[k]) for k in range(len(enders)) if int(a[j]) >> k & 1),
-                 tuple(int(starters[k]) for k in range(len(starters)) if int(b[j]) >> k & 1),
-                 int(se[a[j]]))
-            for j in keep], complete
+    a, b = pairs
+    whole = (len(se) - 1, len(ss) - 1)  # (the whole side is each side's last subset)
+    if big:
+        inner = (a < whole[0]) & (b < whole[1])
+        split_e = _split_sums(me[a[inner]], ze, ke)
+        split_s = _split_sums(ms[b[inner]], zs, ks)
+        splits = (split_e[:, :, None] == split_s[:, None, :]) & (split_e[:, :, None] >= 0)
+        keep_inner = ~splits.any(axis=(1, 2))
+        keep = np.ones(len(a), bool)
+        keep[np.flatnonzero(inner)[~keep_inner]] = False
+        a, b = a[keep], b[keep]
+    count = len(a)
+    if big:  # (cut anyway: the pairs of many members are mostly sums alike by chance)
+        most = min(most, BIG_CANDIDATES)
+    order = np.lexsort((ms[b], me[a], ce[a] + cs[b]))
+    complete = count <= most and not big
+    keep_ = order[:most].tolist()
+    if count > most and not any((int(a[k]), int(b[k])) == whole for k in keep_):
+        keep_[-1] = int(np.flatnonzero((a == whole[0]) & (b == whole[1]))[0])
+    members: dict[tuple[int, int], tuple[int, ...]] = {}  # (side, subset): its blocks
+
+    def blocks_of(side: int, k: int) -> tuple[int, ...]:
+        got = members.get((side, k))
+        if got is None:
+            ids, mask = (enders, int(me[k])) if side == 0 else (starters, int(ms[k]))
+            got = members[side, k] = tuple(int(ids[i]) for i in range(len(ids)) if mask >> i & 1)
+        return got
+
+    return [Hole(blocks_of(0, int(a[j])), blocks_of(1, int(b[j])), int(se[a[j]]))
+            for j in keep_], complete
 
 
 def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
@@ -173,7 +282,7 @@ def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
         if t in (t0, t1):
             continue
         e, s = np.array(by_end[t], np.int64), np.array(by_start[t], np.int64)
-        if max(len(e), len(s)) > SIDE_MAX:
+        if max(len(e), len(s)) > SIDE_HARD:
             skipped += 1
             continue  # (no constraint: exact, only weaker here)
         got = _candidates(e, s, size, CANDIDATES_MAX if most is None else most)

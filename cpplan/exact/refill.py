@@ -56,11 +56,14 @@ _Applied = tuple[frozenset[int], tuple[int, ...], Node]
 
 
 def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
-           node_budget: int | None = None, cancel: threading.Event | None = None,
-           stats: dict | None = None) -> Outcome:
+           holes: Holes | None = None, node_budget: int | None = None,
+           cancel: threading.Event | None = None, stats: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit at most ``height`` high (scaled), where they are at zero slack?
     Answered by the hole search (module docstring), run forwards and backwards in time in turn
     (:data:`SLICE` nodes each): which way thrashes depends on the strip.
+
+    ``holes``: the candidates (:func:`.events.holes_of` with :data:`.events.PAIRS_ENUMERATED`)
+    of blocks the caller found at zero slack at ``height``, else found here.
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (a tiling of the strip: no two
     blocks that share a moment overlap); ``infeasible`` only when a search ran out of choices
@@ -71,7 +74,7 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     ``nodes``.
     """
     ids = np.asarray(ids, np.int64)
-    if zero_slack(blocks, ids, height) is None:
+    if holes is None and zero_slack(blocks, ids, height) is None:
         return Outcome("unknown", detail="refill: not at zero slack")
     pool = blocks.pools[int(ids[0])][0]
     if any(blocks.align_in(i, pool) > 1 for i in ids.tolist()):
@@ -79,8 +82,9 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
         # they differ, would need orders of their own; the tiling search and CP-SAT take them)
         return Outcome("unknown", detail="refill: alignments differ")
     size = blocks.size[ids].astype(np.int64)
-    # (every candidate enumerated: a split costs the search one node, not a model literal)
-    holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
+    if holes is None:
+        # (every candidate enumerated: a split costs the search one node, not a model literal)
+        holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
     searches = [_Search(holes, blocks.start[ids], size, False),
@@ -180,6 +184,12 @@ def _splits(tree: Node, cands: tuple[Hole, ...]
     None now and then while looking (so that a search can stop in a long look)."""
     starters = {j for h in cands for j in h.starters}
     enders = sorted({j for h in cands for j in h.enders})
+    # (each hole has an ender: the first free one is in one of those holding it)
+    holding: dict[int, list[tuple[Hole, frozenset[int], frozenset[int]]]] = {}
+    for h in cands:
+        ends, starts = frozenset(h.enders), frozenset(h.starters)
+        for j in h.enders:
+            holding.setdefault(j, []).append((h, ends, starts))
 
     def covers(used: frozenset[int], tree: Node, applied: list[_Applied]
                ) -> Iterator[tuple[Node, list[_Applied]] | None]:
@@ -189,16 +199,14 @@ def _splits(tree: Node, cands: tuple[Hole, ...]
                 yield tree, list(applied)
             return
         yield None
-        for h in cands:  # (each hole has an ender: the first free one is in one of them)
-            if free not in h.enders or not used.isdisjoint(h.enders) or \
-                    not used.isdisjoint(h.starters):
+        for h, ends, starts in holding[free]:
+            if not used.isdisjoint(ends) or not used.isdisjoint(starts):
                 continue
-            ends = frozenset(h.enders)
             reduced = contiguous(tree, ends)
             if reduced is None:
                 continue
             applied.append((ends, h.starters, reduced))
-            yield from covers(used | ends | frozenset(h.starters),
+            yield from covers(used | ends | starts,
                               replace(reduced, ends, leaf(h.starters[0]) if len(h.starters) == 1
                                       else node(P, [leaf(j) for j in h.starters])), applied)
             applied.pop()

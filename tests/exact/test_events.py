@@ -100,6 +100,16 @@ def test_the_model_with_holes_rebuilds_a_tiling(family):
         problem.meta["optimum"]
 
 
+@pytest.mark.parametrize("family", [mosaic_packing, realloc_packing])
+def test_every_candidate_cut_after_is_the_candidates_cut_while_listing(family):
+    # (a probe lists them once for the hole search, every one, and cuts them for CP-SAT)
+    blocks, ids = _all(family(250, seed=0))
+    every = holes_of(blocks, ids, events.PAIRS_ENUMERATED)
+    assert every.cut(5) == holes_of(blocks, ids, 5)
+    assert every.cut(events.CANDIDATES_MAX) == holes_of(blocks, ids)
+    assert not every.cut(5).complete
+
+
 def test_candidates_cut_short_prove_nothing(monkeypatch):
     blocks, ids = _all(SWAP)
     monkeypatch.setattr(events, "CANDIDATES_MAX", 2)
@@ -125,6 +135,31 @@ def test_blocks_of_no_bytes_have_nothing_to_tile():
     blocks, ids = _all(empty)
     assert zero_slack(blocks, ids, 0) is None
     assert holes_of(blocks, ids).events == ()
+
+
+def test_an_event_of_many_blocks_gets_the_small_holes_that_do_not_split_and_the_whole():
+    # 20 buffers end at step 2 (powers of two: no two subsets sum alike) and 13 start: ten
+    # take one's bytes each, then holes of 2, 3 and 5 enders. Too many to pair every subset:
+    # the holes of at most BIG_MEMBERS a side are kept, the one of 5 is missed, and the whole
+    # event is kept too, so the candidates are cut (no proof from them).
+    ends = [Buffer(f"e{i}", 1 << i, 0, 2) for i in range(20)]
+    groups = [[i] for i in range(10)] + [[10, 11], [12, 13, 14], [15, 16, 17, 18, 19]]
+    starts = [Buffer(f"s{k}", sum(1 << i for i in g), 2, 4) for k, g in enumerate(groups)]
+    problem = Problem(tuple(ends + starts))
+    blocks, ids = _all(problem)
+    assert len(ends) > events.SIDE_MAX and events.BIG_MEMBERS < 5
+    holes = holes_of(blocks, ids)
+    name = {j: problem.buffers[blocks.root[j]].id for j in range(len(blocks))}
+    (event,) = holes.events
+    got = {(frozenset(name[j] for j in h.enders), frozenset(name[j] for j in h.starters))
+           for h in event}
+    want = {(frozenset(f"e{i}" for i in g), frozenset([f"s{k}"])) for k, g in enumerate(groups)}
+    whole = (frozenset(b.id for b in ends), frozenset(b.id for b in starts))
+    assert want - got == {(frozenset(f"e{i}" for i in groups[-1]), frozenset(["s12"]))}
+    assert whole in got
+    # Unions of two holes are left out (their blocks split into two pairs of equal sums).
+    assert (frozenset(["e0", "e1"]), frozenset(["s0", "s1"])) not in got
+    assert not holes.complete
 
 
 def test_an_event_with_too_many_equal_sums_gets_no_candidates(monkeypatch):
