@@ -54,8 +54,12 @@ __all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "
 # of them) and the whole side, and the candidates are cut (a hole with more members is missed).
 SIDE_MAX = 16
 SUBSETS_MAX = 1 << 16
-BIG_MEMBERS = 4  # (and at most so many a side: the holes of tilings are mostly smaller)
+BIG_MEMBERS = 5  # (and at most so many a side: the holes of tilings are mostly smaller)
 BIG_CANDIDATES = 1_000  # candidates kept at such an event, the fewest blocks first
+# A side of at most so many blocks has every subset paired with the subsets of at most
+# LOPSIDED_FEW blocks of the other (a run of many freed for one or two), 2 ** 20 sums at most.
+LOPSIDED_SIDE = 20
+LOPSIDED_FEW = 2
 # Blocks a side beyond which an event gets no candidates (subsets are bit masks in 64 bits).
 SIDE_HARD = 62
 # Pairs with equal sums at one event beyond which it gets no candidates (enumerating them would
@@ -202,6 +206,44 @@ def _split_sums(masks: np.ndarray, sizes: np.ndarray, members: int) -> np.ndarra
     return np.where(proper, sums, -1)
 
 
+# New subsets of one side (bit masks, sums, members) and pairs (index among them, index among
+# the other side's subsets).
+_Lopsided = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _lopsided(ze: np.ndarray, zs: np.ndarray, se: np.ndarray, ce: np.ndarray, ss: np.ndarray,
+              cs: np.ndarray) -> tuple[_Lopsided | None, _Lopsided | None]:
+    """Per side of at most :data:`LOPSIDED_SIDE` blocks: its subsets of more than
+    :data:`BIG_MEMBERS` members (bit masks, sums, members) whose sum is that of a subset of at
+    most :data:`LOPSIDED_FEW` members of the other side (listed in ``me, se, ce`` or
+    ``ms, ss, cs``), and the pairs (index among those new subsets, index among the other
+    side's listed ones); None for a side of more blocks (or of none so)."""
+    out: list[_Lopsided | None] = []
+    for sizes, (osum, ocount) in ((ze, (ss, cs)), (zs, (se, ce))):
+        n = len(sizes)
+        if n > LOPSIDED_SIDE or n <= BIG_MEMBERS:
+            out.append(None)
+            continue
+        sums = np.zeros(1 << n, np.int64)
+        count = np.zeros(1 << n, np.int64)
+        for i in range(n):  # (every subset's sum and members, the masks in order)
+            sums[1 << i:1 << (i + 1)] = sums[:1 << i] + int(sizes[i])
+            count[1 << i:1 << (i + 1)] = count[:1 << i] + 1
+        few = np.flatnonzero(ocount <= LOPSIDED_FEW)
+        hit = np.flatnonzero(np.isin(sums, osum[few]) & (count > BIG_MEMBERS) &
+                             (np.arange(1 << n) != (1 << n) - 1))
+        if not len(hit):
+            out.append(None)
+            continue
+        pairs = _equal_sums(sums[hit], osum[few])
+        if pairs is None:
+            out.append(None)
+            continue
+        k, o = pairs
+        out.append((hit.astype(np.int64), sums[hit], count[hit], k, few[o]))
+    return out[0], out[1]
+
+
 def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most: int
                 ) -> tuple[list[Hole], bool] | None:
     """The pairs of non-empty subsets of ``enders`` and ``starters`` with equal sums, the
@@ -238,6 +280,19 @@ def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most
         keep = np.ones(len(a), bool)
         keep[np.flatnonzero(inner)[~keep_inner]] = False
         a, b = a[keep], b[keep]
+        # Runs of many blocks freed for one or two (or the reverse): every subset of the long
+        # side, where it has few enough, against the pairs and singles of the other.
+        more_e, more_s = _lopsided(ze, zs, se, ce, ss, cs)
+        if more_e is not None:
+            me, se, ce = (np.concatenate([me, more_e[0]]), np.concatenate([se, more_e[1]]),
+                          np.concatenate([ce, more_e[2]]))
+            a, b = np.concatenate([a, more_e[3] + len(me) - len(more_e[0])]), \
+                np.concatenate([b, more_e[4]])
+        if more_s is not None:
+            ms, ss, cs = (np.concatenate([ms, more_s[0]]), np.concatenate([ss, more_s[1]]),
+                          np.concatenate([cs, more_s[2]]))
+            b, a = np.concatenate([b, more_s[3] + len(ms) - len(more_s[0])]), \
+                np.concatenate([a, more_s[4]])
     count = len(a)
     if big:  # (cut anyway: the pairs of many members are mostly sums alike by chance)
         most = min(most, BIG_CANDIDATES)

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from .events import PAIRS_ENUMERATED, Hole, Holes, holes_of, zero_slack
+from .events import PAIRS_ENUMERATED, SIDE_MAX, Hole, Holes, holes_of, zero_slack
 from .outcome import Outcome
 from .pqtree import Node, P, contiguous, frontier, leaf, node, replace
 
@@ -182,36 +182,48 @@ def _splits(tree: Node, cands: tuple[Hole, ...]
     (each hole's enders made contiguous, then swapped for its starters in any order): the
     candidates with the fewest blocks first, a hole that no order allows cut off at once.
     None now and then while looking (so that a search can stop in a long look)."""
-    starters = {j for h in cands for j in h.starters}
+    starters = frozenset(j for h in cands for j in h.starters)
     enders = sorted({j for h in cands for j in h.enders})
     # (each hole has an ender: the first free one is in one of those holding it)
-    holding: dict[int, list[tuple[Hole, frozenset[int], frozenset[int]]]] = {}
+    holding: dict[int, list[tuple[tuple[int, ...], frozenset[int], frozenset[int]]]] = {}
     for h in cands:
         ends, starts = frozenset(h.enders), frozenset(h.starters)
         for j in h.enders:
-            holding.setdefault(j, []).append((h, ends, starts))
+            holding.setdefault(j, []).append((h.starters, ends, starts))
+    # Where the candidates were cut (too many blocks to pair every subset), one hole may be
+    # missing: the enders left to it are reserved, and the starters left over fill them.
+    cut = max(len(enders), len(starters)) > SIDE_MAX
 
-    def covers(used: frozenset[int], tree: Node, applied: list[_Applied]
-               ) -> Iterator[tuple[Node, list[_Applied]] | None]:
-        free = next((j for j in enders if j not in used), None)
+    def covers(used: frozenset[int], reserved: frozenset[int], tree: Node,
+               applied: list[_Applied]) -> Iterator[tuple[Node, list[_Applied]] | None]:
+        free = next((j for j in enders if j not in used and j not in reserved), None)
         if free is None:
-            if starters <= used:
+            rest = tuple(sorted(starters - used))
+            if not reserved and not rest:
                 yield tree, list(applied)
+            elif reserved and rest:
+                yield from hole(used, reserved, rest, reserved, tree, applied)
             return
         yield None
-        for h, ends, starts in holding[free]:
-            if not used.isdisjoint(ends) or not used.isdisjoint(starts):
-                continue
-            reduced = contiguous(tree, ends)
-            if reduced is None:
-                continue
-            applied.append((ends, h.starters, reduced))
-            yield from covers(used | ends | starts,
-                              replace(reduced, ends, leaf(h.starters[0]) if len(h.starters) == 1
-                                      else node(P, [leaf(j) for j in h.starters])), applied)
-            applied.pop()
+        for made, ends, starts in holding.get(free, ()):
+            if used.isdisjoint(ends) and used.isdisjoint(starts) and reserved.isdisjoint(ends):
+                yield from hole(used, reserved, made, ends, tree, applied)
+        if cut:
+            yield from covers(used, reserved | {free}, tree, applied)
 
-    return covers(frozenset(), tree, [])
+    def hole(used: frozenset[int], reserved: frozenset[int], made: tuple[int, ...],
+             ends: frozenset[int], tree: Node, applied: list[_Applied]
+             ) -> Iterator[tuple[Node, list[_Applied]] | None]:
+        reduced = contiguous(tree, ends)
+        if reduced is None:
+            return
+        applied.append((ends, made, reduced))
+        yield from covers(used | ends | frozenset(made), reserved - ends,
+                          replace(reduced, ends, leaf(made[0]) if len(made) == 1
+                                  else node(P, [leaf(j) for j in made])), applied)
+        applied.pop()
+
+    return covers(frozenset(), frozenset(), tree, [])
 
 
 def _offsets(last: Node, path: list[list[_Applied]], first: list[int],

@@ -14,7 +14,7 @@ from cpplan.deadline import Budget
 from cpplan.exact.model import build_model
 from cpplan.exact.refill import refill
 from cpplan.exact.search import probe
-from cpplan.perfect import mosaic_packing, realloc_packing, regroup_packing
+from cpplan.perfect import mosaic_packing, multiscale_packing, realloc_packing, regroup_packing
 
 
 def _zero_slack(seed: int, height: int = 60) -> Problem:
@@ -96,9 +96,11 @@ def test_a_strip_that_cannot_tile_is_proven_so():
 
 
 @pytest.mark.parametrize(("family", "n"), [(regroup_packing, 250), (realloc_packing, 250),
-                                           (regroup_packing, 2000), (mosaic_packing, 250)])
+                                           (regroup_packing, 2000), (mosaic_packing, 250),
+                                           (multiscale_packing, 250)])
 def test_it_rebuilds_groups_of_neighbours_cut_afresh(family, n):
-    # (mosaic-250-0 has an event of 17 enders: its candidates are cut, and it is found still)
+    # (mosaic-250-0 has an event of 17 enders, multiscale-250-1 one of 20 with a run of 16
+    # enders cut into 17 starters: their candidates are cut, and the tilings are found still)
     problem = family(n, seed=0 if family is mosaic_packing else 1)
     blocks = make_blocks(problem)
     ids = np.arange(len(blocks))
