@@ -15,14 +15,17 @@ plan at that height, hence the optimum is ``width`` exactly. The constructions (
 * ``serving`` (:func:`serving_packing`): a server's arena shared by requests that grow, shrink,
   finish and are admitted into their neighbours' bytes;
 * ``multiscale`` (:func:`multiscale_packing`): buffers of every scale, runs of neighbours of
-  heavy-tailed lengths re-cut, the same bytes often taken by one buffer after another.
+  heavy-tailed lengths re-cut, the same bytes often taken by one buffer after another;
+* ``repeated`` (:func:`repeated_packing`): a few sizes that repeat, as a network's layers
+  repeat their shapes, the buffers of a run made again in another order.
 
-The last five have no straight cut through the strip, and are made neither by straight nor by
-pinwheel cuts. ``multiscale`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
-others and checked on it. (``regroup`` was held out until the holes of
-:mod:`cpplan.exact.events`, tuned on ``mosaic`` and ``realloc``, had been checked on it, and
-``serving`` until the hole search of :mod:`cpplan.exact.refill`, built on ``regroup``, had; the
-work since makes them two of the others.) Every generator puts its construction's offsets in
+The last six have no straight cut through the strip, and are made neither by straight nor by
+pinwheel cuts. ``repeated`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
+others and checked on it. (Each family before it was held out in turn until checked: ``regroup``
+until the holes of :mod:`cpplan.exact.events`, tuned on ``mosaic`` and ``realloc``, had been,
+``serving`` until the hole search of :mod:`cpplan.exact.refill`, built on ``regroup``, had, and
+``multiscale`` until the events of many blocks, built on ``mosaic``, had; the work since makes
+them some of the others.) Every generator puts its construction's offsets in
 ``problem.meta["offsets"]`` (not hints: a solver must find the packing itself).
 
 ``aligned=True`` cuts bytes on multiples of 64 and gives each buffer the largest power of two
@@ -37,7 +40,8 @@ import numpy as np
 from .problem import Buffer, Problem
 
 __all__ = ["perfect_packing", "mosaic_packing", "realloc_packing", "regroup_packing",
-           "serving_packing", "multiscale_packing", "FAMILIES", "HELD_OUT"]
+           "serving_packing", "multiscale_packing", "repeated_packing",
+           "FAMILIES", "HELD_OUT"]
 
 GRAIN = 64  # bytes, the cut grain of aligned packings
 MAX_ALIGN = 4096
@@ -445,6 +449,103 @@ def multiscale_packing(n: int, *, seed: int = 0, width: int = 1 << 24, aligned: 
                            aligned)
 
 
+def repeated_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bool = False,
+                     crowd: int = 24, shapes: int = 6) -> Problem:
+    """A problem of about ``n`` buffers whose sizes repeat, as the layers of a network repeat
+    their shapes: a palette of ``shapes`` sizes is drawn once, and the strip ``width`` bytes
+    high (about ``crowd`` buffers alive at a time) is cut into buffers of those sizes (the last
+    of a cut takes what is left). At each step one or two runs of one to four neighbours end:
+    most often their bytes go to new buffers of the same sizes in another order (a layer's
+    tensors made again), else they are cut afresh from the palette. Equal sizes everywhere
+    make many ways to match the buffers that end with those that start. The optimum is
+    ``width`` (the strip is covered at every moment).
+
+    Not made by straight or pinwheel cuts: the first run of every step holds a byte boundary
+    of the first step that no buffer has crossed yet (until none is left) and is cut afresh
+    until a new buffer crosses it; no step ends every buffer alive, so no cut in time crosses
+    the strip. The strip ends at ``n`` buffers (or when two are left).
+    """
+    grain = _grain(n, width, aligned)
+    rng = np.random.default_rng(seed)
+    crowd = max(3, min(crowd, n // 8))
+    unit = max(grain, width // (2 * crowd) // grain * grain)  # (a typical size)
+    palette = sorted({int(x) for x in rng.integers(unit // grain // 2, 2 * unit // grain,
+                                                       shapes) * grain})
+
+    def compose(total: int, most: int = n) -> list[int]:
+        # ``total`` bytes as sizes from the palette at random, the last (or the ``most``-th)
+        # what is left.
+        parts: list[int] = []
+        while total > 0:
+            fits = [x for x in palette if x <= total]
+            size = int(rng.choice(fits)) if fits and len(parts) < most - 1 else total
+            parts.append(size)
+            total -= size
+        return parts
+
+    def cuts_of(y0: int, parts: list[int]) -> list[int]:
+        return [y0, *(y0 + int(c) for c in np.cumsum(parts))]
+
+    first = cuts_of(0, compose(width, max(1, min(n, 2 * crowd))))
+    alive = [[a, b, 0] for a, b in zip(first[:-1], first[1:], strict=True)]
+    uncut = set(first[1:-1])
+    done: list[tuple[int, int, int, int]] = []
+    t = 0
+    while len(alive) >= 3 and len(done) + len(alive) < n:
+        t += 1
+        taken: set[int] = set()
+        fresh: list[list[int]] = []
+        for r in range(1 + int(rng.random() < 0.4)):
+            length = min(int(rng.geometric(0.5)), 4, len(alive) - 1 - len(taken))
+            if length < 1:
+                break
+            cross = None
+            if r == 0 and uncut:  # (a run holding a boundary not crossed yet)
+                cross = int(rng.choice(sorted(uncut)))
+                above = next(k for k, b in enumerate(alive) if b[0] == cross)
+                length = min(int(rng.integers(2, 5)), len(alive) - 1)
+                lo = above - int(rng.integers(1, length))
+            else:
+                lo = int(rng.integers(0, len(alive)))
+            lo = max(0, min(lo, len(alive) - length))
+            members = range(lo, lo + length)
+            if any(k in taken for k in members) or len(taken) + length >= len(alive):
+                continue
+            y0, y1 = alive[lo][0], alive[lo + length - 1][1]
+            sizes = [alive[k][1] - alive[k][0] for k in members]
+            for _try in range(20):
+                if cross is None and rng.random() < 0.7:
+                    parts = [sizes[k] for k in rng.permutation(len(sizes))]  # (made again)
+                else:
+                    parts = compose(y1 - y0)
+                cuts = cuts_of(y0, parts)
+                if cross is None or cross not in cuts:
+                    break
+            else:  # (these bytes cut from the palette keep the boundary: another run, later)
+                continue
+            now = len(alive) - len(taken) + sum(len(c) - 1 for c in fresh)
+            if len(cuts) - 1 > length and now >= crowd:  # (above the crowd: no more buffers)
+                cuts = cuts_of(y0, [sizes[k] for k in rng.permutation(len(sizes))])
+            taken.update(members)
+            fresh.append(cuts)
+        if not fresh:
+            continue
+        if len(done) + len(alive) + sum(len(c) - 1 for c in fresh) > n + 2:
+            break
+        for k in taken:
+            y0, y1, t0 = alive[k]
+            done.append((t0, t, y0, y1))
+        alive = [b for k, b in enumerate(alive) if k not in taken]
+        for cuts in fresh:
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                alive.append([a, b, t])
+                uncut -= {y for y in uncut if a < y < b}
+        alive.sort()
+    horizon = t + 1
+    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
+    return _tiling_problem(rects, "repeated", "cpplan.perfect.repeated", n, seed, width, aligned)
+
+
 def _grain(n: int, width: int, aligned: bool) -> int:
     """The cut grain in bytes (:data:`GRAIN` for aligned packings, else 1), once ``n`` and
     ``width`` are checked."""
@@ -548,5 +649,5 @@ def _split_to(rng: np.random.Generator, rects: list[tuple[int, int, int, int]], 
 # holds on a construction the tuning never saw.
 FAMILIES = {"perfect": perfect_packing, "mosaic": mosaic_packing, "realloc": realloc_packing,
             "regroup": regroup_packing, "serving": serving_packing,
-            "multiscale": multiscale_packing}
-HELD_OUT = "multiscale"
+            "multiscale": multiscale_packing, "repeated": repeated_packing}
+HELD_OUT = "repeated"

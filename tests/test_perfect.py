@@ -9,7 +9,7 @@ import pytest
 from cpplan import Plan, check, make_blocks, max_load
 from cpplan.perfect import FAMILIES, HELD_OUT, perfect_packing
 
-NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale")
+NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated")
 
 
 def _construction(problem) -> Plan:
