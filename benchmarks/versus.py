@@ -16,24 +16,25 @@ max-load L, and for each tool its wall time and height (``-`` when it gave no an
 Families: ``challenging`` (MiniMalloc's A-K), ``idealloc`` (its sets), ``perfect`` and
 ``aligned`` (perfect packings from :mod:`cpplan.perfect`, optimum = L by construction), the
 other constructions of :data:`cpplan.perfect.FAMILIES` (``mosaic``, ``realloc``, ``regroup``,
-``serving``, and ``aligned-mosaic`` etc. with alignments; optimum = L too), and ``training``
-(one training step, forward + loss + backward, of torchvision networks traced with ``make_fx`` by
-:func:`cpplan.graph.fx.training_problem`; needs ``.[exports]``).
+``serving``, ``multiscale``, ``repeated``, and ``aligned-mosaic`` etc. with alignments;
+optimum = L too), and ``training`` (one training step, forward + loss + backward, of
+torchvision networks traced with ``make_fx`` by :func:`cpplan.graph.fx.training_problem`; needs
+``.[exports]``).
 
     python benchmarks/versus.py --families perfect --sizes 2000 10000 --time-limit 60
     python benchmarks/versus.py --families challenging --time-limit 60
     python benchmarks/versus.py --families aligned --sizes 120 --count 10 --time-limit 10
     python benchmarks/versus.py --families training --time-limit 60 --tools cpplan minimalloc
-    python benchmarks/versus.py --families mosaic realloc regroup serving --sizes 250 2000 \
-        --count 3 --time-limit 10 --tools cpplan best-fit idealloc minimalloc
+    python benchmarks/versus.py --families mosaic realloc regroup serving multiscale repeated \
+        --sizes 250 2000 --count 3 --time-limit 10 --tools cpplan best-fit idealloc minimalloc
 
 How long it takes depends on the arguments: up to ``--time-limit`` per tool and instance, and
 less where they answer early (MiniMalloc often takes the whole limit). On this 2-core machine:
 ``--families perfect --sizes 2000 10000`` about 2 min and ``--families idealloc --tools cpplan
-idealloc`` about 2 min and the ``mosaic realloc regroup serving`` command above about 8 min
-(estimated); the defaults (challenging, perfect, aligned) roughly 10 min (estimated:
-MiniMalloc's 60 s limit on the larger packings, idealloc's cap of the limit plus a minute where
-it gives no answer).
+idealloc`` about 2 min and the ``mosaic realloc regroup serving multiscale repeated`` command
+above about 14 min (estimated); the defaults (challenging, perfect, aligned) roughly 10 min
+(estimated: MiniMalloc's 60 s limit on the larger packings, idealloc's cap of the limit plus a
+minute where it gives no answer).
 
 Each instance's row is printed as its tools end; exits 1 after the last when one of cpplan's
 commands failed (``(error: ...)`` in its cell) or an instance raised. A peer giving no answer
