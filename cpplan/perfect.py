@@ -263,21 +263,13 @@ def regroup_packing(n: int, *, seed: int = 0, width: int = 1 << 16, aligned: boo
             fresh.append((y0, y1, m))
         if budget < 0:
             break
-        for k in taken:
-            y0, y1, t0 = alive[k]
-            done.append((t0, t, y0, y1))
-        alive = [b for k, b in enumerate(alive) if k not in taken]
-        for y0, y1, m in fresh:
-            cuts = (_cuts(rng, (y1 - y0) // grain, m) * grain + y0).tolist()
-            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-                alive.append([a, b, t])
-                uncut -= {y for y in uncut if a < y < b}
-        alive.sort()
+        alive = _step(alive, done, uncut, t, taken,
+                      [(_cuts(rng, (y1 - y0) // grain, m) * grain + y0).tolist()
+                       for y0, y1, m in fresh])
         if len(done) + len(alive) >= n:
             break
-    horizon = t + 1
-    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
-    return _tiling_problem(rects, "regroup", "cpplan.perfect.regroup", n, seed, width, aligned)
+    return _tiling_problem(_last(done, alive, t), "regroup", "cpplan.perfect.regroup", n, seed,
+                           width, aligned)
 
 
 def serving_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: bool = False,
@@ -341,19 +333,10 @@ def serving_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: boo
         if len(done) + len(alive) + sum(len(new) for _m, new in changes) > n + 2:
             break
         ending = {j for members, _new in changes for j in members}
-        for j in ending:
-            y0, y1, t0 = alive[j]
-            done.append((t0, t, y0, y1))
-        alive = [b for j, b in enumerate(alive) if j not in ending]
-        for _m, new in changes:
-            for a, b in new:
-                if b > a:
-                    alive.append([a, b, t])
-                    uncut -= {y for y in uncut if a < y < b}
-        alive.sort()
-    horizon = t + 1
-    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
-    return _tiling_problem(rects, "serving", "cpplan.perfect.serving", n, seed, width, aligned)
+        alive = _step(alive, done, uncut, t, ending,
+                      [[new[0][0]] + [b for _a, b in new] for _m, new in changes])
+    return _tiling_problem(_last(done, alive, t), "serving", "cpplan.perfect.serving", n, seed,
+                           width, aligned)
 
 
 def multiscale_packing(n: int, *, seed: int = 0, width: int = 1 << 24, aligned: bool = False,
@@ -393,9 +376,7 @@ def multiscale_packing(n: int, *, seed: int = 0, width: int = 1 << 24, aligned: 
                     break
         return cuts
 
-    first = scaled_cuts(0, width, max(1, min(n, crowd)), None)
-    alive = [[a, b, 0] for a, b in zip(first[:-1], first[1:], strict=True)]
-    uncut = set(first[1:-1])
+    alive, uncut = _row(scaled_cuts(0, width, max(1, min(n, crowd)), None))
     done: list[tuple[int, int, int, int]] = []
     t = 0
     while len(alive) >= 3 and len(done) + len(alive) < n:
@@ -434,19 +415,9 @@ def multiscale_packing(n: int, *, seed: int = 0, width: int = 1 << 24, aligned: 
             m = min(m, budget - (len(runs) - r - 1))
             budget -= m
             fresh.append(scaled_cuts(alive[lo][0], alive[lo + length - 1][1], m, avoid))
-        for k in taken:
-            y0, y1, t0 = alive[k]
-            done.append((t0, t, y0, y1))
-        alive = [b for k, b in enumerate(alive) if k not in taken]
-        for cuts in fresh:
-            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-                alive.append([a, b, t])
-                uncut -= {y for y in uncut if a < y < b}
-        alive.sort()
-    horizon = t + 1
-    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
-    return _tiling_problem(rects, "multiscale", "cpplan.perfect.multiscale", n, seed, width,
-                           aligned)
+        alive = _step(alive, done, uncut, t, taken, fresh)
+    return _tiling_problem(_last(done, alive, t), "multiscale", "cpplan.perfect.multiscale", n,
+                           seed, width, aligned)
 
 
 def repeated_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bool = False,
@@ -486,9 +457,7 @@ def repeated_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bo
     def cuts_of(y0: int, parts: list[int]) -> list[int]:
         return [y0, *(y0 + int(c) for c in np.cumsum(parts))]
 
-    first = cuts_of(0, compose(width, max(1, min(n, 2 * crowd))))
-    alive = [[a, b, 0] for a, b in zip(first[:-1], first[1:], strict=True)]
-    uncut = set(first[1:-1])
+    alive, uncut = _row(cuts_of(0, compose(width, max(1, min(n, 2 * crowd)))))
     done: list[tuple[int, int, int, int]] = []
     t = 0
     while len(alive) >= 3 and len(done) + len(alive) < n:
@@ -532,18 +501,9 @@ def repeated_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bo
             continue
         if len(done) + len(alive) + sum(len(c) - 1 for c in fresh) > n + 2:
             break
-        for k in taken:
-            y0, y1, t0 = alive[k]
-            done.append((t0, t, y0, y1))
-        alive = [b for k, b in enumerate(alive) if k not in taken]
-        for cuts in fresh:
-            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-                alive.append([a, b, t])
-                uncut -= {y for y in uncut if a < y < b}
-        alive.sort()
-    horizon = t + 1
-    rects = done + [(t0, horizon, y0, y1) for y0, y1, t0 in alive]
-    return _tiling_problem(rects, "repeated", "cpplan.perfect.repeated", n, seed, width, aligned)
+        alive = _step(alive, done, uncut, t, taken, fresh)
+    return _tiling_problem(_last(done, alive, t), "repeated", "cpplan.perfect.repeated", n, seed,
+                           width, aligned)
 
 
 def _grain(n: int, width: int, aligned: bool) -> int:
@@ -561,9 +521,39 @@ def _first_row(rng: np.random.Generator, width: int, grain: int,
                k: int) -> tuple[list[list[int]], set[int]]:
     """The strip's first moment cut into ``k`` buffers (fewer where it is narrower), as
     ``[y0, y1, t0]``, and their inner boundaries (none crossed yet)."""
-    ys = _cuts(rng, width // grain, min(k, width // grain)) * grain
-    return [[int(ys[j]), int(ys[j + 1]), 0] for j in range(len(ys) - 1)], \
-        set(ys[1:-1].tolist())
+    return _row((_cuts(rng, width // grain, min(k, width // grain)) * grain).tolist())
+
+
+def _row(cuts: list[int]) -> tuple[list[list[int]], set[int]]:
+    """The first moment's buffers between the cut points ``cuts`` (bottom to top), as
+    ``[y0, y1, 0]``, and their inner boundaries (none crossed yet)."""
+    return [[a, b, 0] for a, b in zip(cuts[:-1], cuts[1:], strict=True)], set(cuts[1:-1])
+
+
+def _step(alive: list[list[int]], done: list[tuple[int, int, int, int]], uncut: set[int],
+          t: int, ending: set[int], runs: list[list[int]]) -> list[list[int]]:
+    """The buffers alive (``[y0, y1, t0]``, in byte order) after step ``t``: those at the
+    positions ``ending`` end there (into ``done``, as ``(t0, t, y0, y1)``), and each run's cut
+    points (bottom to top) start a buffer between every two that differ; the boundaries these
+    cross are struck from ``uncut``."""
+    for k in ending:
+        y0, y1, t0 = alive[k]
+        done.append((t0, t, y0, y1))
+    alive = [b for k, b in enumerate(alive) if k not in ending]
+    for cuts in runs:
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            if b > a:
+                alive.append([a, b, t])
+                uncut -= {y for y in uncut if a < y < b}
+    alive.sort()
+    return alive
+
+
+def _last(done: list[tuple[int, int, int, int]], alive: list[list[int]],
+          t: int) -> list[tuple[int, int, int, int]]:
+    """Every buffer as ``(t0, t1, y0, y1)``: those done, and those alive after the last step
+    ``t`` ending at the next."""
+    return done + [(t0, t + 1, y0, y1) for y0, y1, t0 in alive]
 
 
 def _cuts(rng: np.random.Generator, length: int, parts: int) -> np.ndarray:
