@@ -60,6 +60,9 @@ RACE_SHARE_ALIGNED = 0.7
 # The share of a probe at zero slack that the hole search (:mod:`.refill`) may take first: it
 # answers in a second or thrashes.
 REFILL_SHARE = 0.3
+# ... after the tiling search for this share (going on later from where it stopped): packings
+# made by straight and pinwheel cuts it rebuilds in a second, where the hole search may thrash.
+TILE_FIRST_SHARE = 0.05
 
 
 def _over(ceiling_mb: float | None) -> bool:
@@ -77,9 +80,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
-    every packing is a tiling) go first to the hole search (:mod:`.refill`) for
-    :data:`REFILL_SHARE` of ``budget``; tight blocks (one pool, the load at the height over
-    :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go to the tiling search
+    every packing is a tiling) go first to the tiling search for :data:`TILE_FIRST_SHARE` of
+    ``budget``, then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE`; tight
+    blocks (one pool, the load at the height over :data:`cpplan.exact.tiling.TIGHT_FROM` of
+    their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
     :data:`RACE_SHARE` of what is left (:data:`TILE_SHARE_ALIGNED`, :data:`RACE_SHARE_ALIGNED`
     where alignments differ), then to the tiling search again; all the while, with two workers
@@ -101,12 +105,25 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     """
     mine = budget
     pool = single_pool(blocks, ids)
+    memo: dict = {}  # (the tiling search's, to go on from where it stopped)
+
+    def tiling_search(share: float, cancel: threading.Event | None) -> Outcome:
+        assert pool is not None
+        nodes = (int(share * mine.remaining() * TILE_NODES_PER_SECOND)
+                 if mine.deterministic else None)
+        return tile(blocks, ids, heights[pool], mine.share(share), node_budget=nodes,
+                    resume=memo, cancel=cancel)
+
     # (at zero slack: its height and the candidate holes, listed once for both searches)
     tiled: tuple[int, Holes] | None = None
     height = None if pool is None or not tiling else zero_slack(blocks, ids, heights[pool])
     if height is not None and pool is not None:
-        # A tiling: the holes each event refills, searched in time order (it answers in a
-        # second where its candidates are complete, or thrashes), then the rest.
+        # A tiling: a glance of the tiling search, then the holes each event refills,
+        # searched in time order (it answers in a second where its candidates are complete,
+        # or thrashes), then the rest.
+        out = tiling_search(TILE_FIRST_SHARE, cancel)
+        if out.status in ("feasible", "infeasible"):
+            return out
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
         tiled = height, holes.cut(CANDIDATES_MAX)
         nodes = (int(REFILL_SHARE * mine.remaining() * REFILL_NODES_PER_SECOND)
@@ -120,17 +137,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         # the tiling search, then the race on part of what is left (it rebuilds tight packings
         # of a hundred aligned blocks, where the tiling search may not), then the tiling search
         # again, going on from where it stopped.
-        memo: dict = {}
         aligned = len({blocks.align_in(i, pool) for i in ids.tolist()}) > 1
         tile_share, race_share = ((TILE_SHARE_ALIGNED, RACE_SHARE_ALIGNED) if aligned
                                   else (TILE_SHARE, RACE_SHARE))
-
-        def tiling_search(share: float, cancel: threading.Event) -> Outcome:
-            nodes = (int(share * mine.remaining() * TILE_NODES_PER_SECOND)
-                     if mine.deterministic else None)
-            return tile(blocks, ids, heights[pool], mine.share(share), node_budget=nodes,
-                        resume=memo, cancel=cancel)
-
         with _Alongside(blocks, ids, heights, mine, growth_mb, tiled) as pairs:
             out = tiling_search(tile_share, pairs.answered)
             if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set():

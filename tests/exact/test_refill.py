@@ -121,7 +121,8 @@ def test_it_stops_at_its_node_budget_and_where_there_is_slack():
     assert refill(blocks, ids, height + 1, Budget(60.0)).status == "unknown"  # (slack)
 
 
-def test_a_probe_at_zero_slack_asks_it_first():
+def test_a_probe_at_zero_slack_asks_it_after_a_glance_of_the_tiling_search():
+    # (the skyline search thrashes on groups cut afresh: the hole search answers)
     problem = regroup_packing(250, seed=0)
     blocks = make_blocks(problem)
     out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
