@@ -18,6 +18,11 @@ orders, only on holes, and a choice that no order allows fails at once. A search
 chosen every event's holes reads one order back from the last tree and back through the
 events to the first, and the offsets follow.
 
+An event of more blocks than :data:`.events.SIDE_MAX` a side gets only some of its candidates
+(:mod:`.events`); there a split may also leave out one hole not listed: enders are reserved for
+it, one by one, and the starters that no listed hole took fill them (their sums are equal, as
+the event's and every other hole's are), so a long run re-cut beside short ones is found.
+
 Where every event's candidates are complete (:attr:`.events.Holes.complete`, none skipped), the
 search is exhaustive: running out of choices proves that the blocks do not fit at the height.
 Its nodes are one event's split each; chronological backtracking can thrash on long strips
