@@ -215,9 +215,10 @@ def _lopsided(ze: np.ndarray, zs: np.ndarray, se: np.ndarray, ce: np.ndarray, ss
               cs: np.ndarray) -> tuple[_Lopsided | None, _Lopsided | None]:
     """Per side of at most :data:`LOPSIDED_SIDE` blocks: its subsets of more than
     :data:`BIG_MEMBERS` members (bit masks, sums, members) whose sum is that of a subset of at
-    most :data:`LOPSIDED_FEW` members of the other side (listed in ``me, se, ce`` or
-    ``ms, ss, cs``), and the pairs (index among those new subsets, index among the other
-    side's listed ones); None for a side of more blocks (or of none so)."""
+    most :data:`LOPSIDED_FEW` members of the other side (whose listed subsets' sums and
+    members are ``ss, cs`` for the enders' side, ``se, ce`` for the starters'), and the pairs
+    (index among those new subsets, index among the other side's listed ones); None for a
+    side of more blocks or of at most :data:`BIG_MEMBERS` (or where none match)."""
     out: list[_Lopsided | None] = []
     for sizes, (osum, ocount) in ((ze, (ss, cs)), (zs, (se, ce))):
         n = len(sizes)
