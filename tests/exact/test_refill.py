@@ -14,7 +14,13 @@ from cpplan.deadline import Budget
 from cpplan.exact.model import build_model
 from cpplan.exact.refill import refill
 from cpplan.exact.search import probe
-from cpplan.perfect import mosaic_packing, multiscale_packing, realloc_packing, regroup_packing
+from cpplan.perfect import (
+    mosaic_packing,
+    multiscale_packing,
+    perfect_packing,
+    realloc_packing,
+    regroup_packing,
+)
 
 
 def _zero_slack(seed: int, height: int = 60) -> Problem:
@@ -128,6 +134,15 @@ def test_a_probe_at_zero_slack_asks_it_after_a_glance_of_the_tiling_search():
     out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
                 Budget(30.0))
     assert out.status == "feasible" and out.detail.startswith("refill")
+
+
+def test_a_probe_at_zero_slack_leaves_packings_of_straight_cuts_to_the_tiling_search():
+    # (the hole search takes them too now, and may thrash where the glance answers at once)
+    problem = perfect_packing(2000, seed=2)
+    blocks = make_blocks(problem)
+    out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
+                Budget(30.0))
+    assert out.status == "feasible" and out.detail.startswith("tiling")
 
 
 def test_it_leaves_differing_alignments_to_the_other_searches():
