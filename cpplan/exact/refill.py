@@ -45,6 +45,7 @@ from ..deadline import Budget
 from .events import PAIRS_ENUMERATED, SIDE_MAX, Hole, Holes, holes_of, zero_slack
 from .outcome import Outcome
 from .pqtree import Node, P, contiguous, frontier, leaf, node, replace
+from .realign import aligned_apart
 
 __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
 
@@ -82,7 +83,7 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     if holes is None and zero_slack(blocks, ids, height) is None:
         return Outcome("unknown", detail="refill: not at zero slack")
     pool = blocks.pools[int(ids[0])][0]
-    if any(blocks.align_in(i, pool) > 1 for i in ids.tolist()):
+    if aligned_apart(blocks, ids, pool):
         # (the offsets come from the order alone: alignments, which scaling leaves only where
         # they differ, would need orders of their own; the tiling search and CP-SAT take them)
         return Outcome("unknown", detail="refill: alignments differ")

@@ -35,6 +35,7 @@ from .events import CANDIDATES_MAX, PAIRS_ENUMERATED, Holes, add_holes, holes_of
 from .heap import ceiling, resident_mb
 from .model import PackingModel, build_model, pair_count
 from .outcome import Outcome
+from .realign import aligned_apart, realign, unaligned
 from .refill import REFILL_NODES_PER_SECOND, refill
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
 
@@ -116,6 +117,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     # (at zero slack: its height and the candidate holes, listed once for both searches)
     tiled: tuple[int, Holes] | None = None
+    near: Outcome | None = None  # (a packing above the heights: what is left if none is found)
     height = None if pool is None or not tiling else zero_slack(blocks, ids, heights[pool])
     if height is not None and pool is not None:
         # A tiling: a glance of the tiling search, then the holes each event refills,
@@ -128,17 +130,24 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         tiled = height, holes.cut(CANDIDATES_MAX)
         nodes = (int(REFILL_SHARE * mine.remaining() * REFILL_NODES_PER_SECOND)
                  if mine.deterministic else None)
-        out = refill(blocks, ids, heights[pool], mine.share(REFILL_SHARE), holes=holes,
-                     node_budget=nodes, cancel=cancel)
-        if out.status in ("feasible", "infeasible"):
+        # (alignments that differ: the hole search tiles the blocks without them, a
+        # relaxation, and the tiling is placed again aligned: :mod:`.realign`)
+        apart = aligned_apart(blocks, ids, pool)
+        out = refill(unaligned(blocks) if apart else blocks, ids, heights[pool],
+                     mine.share(REFILL_SHARE), holes=holes, node_budget=nodes, cancel=cancel)
+        if out.status == "infeasible" or (out.status == "feasible" and not apart):
             return out
+        if out.status == "feasible":
+            near = _realigned(blocks, ids, pool, out.packing, heights[pool])
+            if near.status == "feasible":
+                return near
     if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
         # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
         # the tiling search, then the race on part of what is left (it rebuilds tight packings
         # of a hundred aligned blocks, where the tiling search may not), then the tiling search
         # again, going on from where it stopped.
-        aligned = len({blocks.align_in(i, pool) for i in ids.tolist()}) > 1
-        tile_share, race_share = ((TILE_SHARE_ALIGNED, RACE_SHARE_ALIGNED) if aligned
+        tile_share, race_share = ((TILE_SHARE_ALIGNED, RACE_SHARE_ALIGNED)
+                                  if aligned_apart(blocks, ids, pool)
                                   else (TILE_SHARE, RACE_SHARE))
         with _Alongside(blocks, ids, heights, mine, growth_mb, tiled) as pairs:
             out = tiling_search(tile_share, pairs.answered)
@@ -149,7 +158,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set() \
                     and mine.remaining() > 0:
                 out = tiling_search(1.0, pairs.answered)
-        return pairs.outcome or out
+        out = pairs.outcome or out
+        return near if near is not None and out.status not in ("feasible", "infeasible") \
+            else out
     dfs_pool = pool if dfs else None
     # (the whole race's, set once; none in deterministic mode, whose runs must repeat)
     memory_ceiling = None if mine.deterministic else ceiling(growth_mb)
@@ -259,6 +270,19 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             with lock:
                 halt()
     return result[0] if result else Outcome("unknown")
+
+
+def _realigned(blocks: Blocks, ids: np.ndarray, pool: int, relaxed: np.ndarray,
+               height: int) -> Outcome:
+    """The packing :func:`.realign.realign` makes of a tiling of ``ids`` without their
+    alignments: ``feasible`` within ``height``, else ``unknown`` with it (a plan above the
+    height), or plain ``unknown``."""
+    offsets = realign(blocks, ids, relaxed)
+    if offsets is None:
+        return Outcome("unknown")
+    pools = np.full(len(ids), pool, np.int64)
+    status = "feasible" if int((offsets + blocks.size[ids]).max()) <= height else "unknown"
+    return Outcome(status, pools, offsets, detail="a tiling without alignments, realigned")
 
 
 class _Alongside:

@@ -145,8 +145,9 @@ def solve(
             if not ctx.settled():
                 heuristics(ctx, heuristics_stage(budget, share, budget.elapsed() - began),
                            planners)
-            for comp, offsets in tiled:  # (into the heuristics' plan)
-                incumbent.offer_packing(comp.ids, offsets, "tiling")
+            for comp, offsets, planner in tiled:  # (into the heuristics' plan)
+                if incumbent.offer_packing(comp.ids, offsets, planner):
+                    incumbent.emit(planner)
             if exact and not ctx.settled():
                 if ctx.one_pool:
                     solve_components(ctx)

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import Blocks
 from ..bounds import stacking_height
 from ..deadline import Budget
+from ..exact.dfs import single_pool
 from ..exact.lazy import improve, minimise, peak_first, probe
 from ..exact.outcome import Outcome
+from ..exact.realign import aligned_apart, realign, unaligned
 from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
 from .context import Component, Context
 from .incumbent import Proof
@@ -55,15 +58,32 @@ def solve_components(ctx: Context) -> None:
 
 def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Outcome | None:
     """Pack a tight component at height ``target`` (scaled) with the tiling search within
-    ``budget``; its packing (offered to the incumbent), or None. The component is marked as
-    tried either way."""
+    ``budget``: its packing (``feasible``, offered to the incumbent); else, where alignments
+    differ, the packing realigned from a tiling without them (``unknown``, a plan above the
+    target, for the caller to offer: :mod:`cpplan.exact.realign`); else None. The component
+    is marked as tried either way."""
     comp.tiled = True
-    nodes = int(budget.remaining() * TILE_NODES_PER_SECOND) if budget.deterministic else None
-    out = tile(ctx.blocks, comp.ids, target, budget, node_budget=nodes)
-    if out.status != "feasible":
+    b = ctx.blocks
+    apart = aligned_apart(b, comp.ids, single_pool(b, comp.ids) or 0)
+    out = _tile(b, comp, budget.share(ctx.params.tile_aligned) if apart else budget, target)
+    if out.status == "feasible":
+        _offer(ctx, comp, out.packing, "tiling")
+        return out
+    if not apart or out.status == "infeasible":
         return None
-    _offer(ctx, comp, out.packing, "tiling")
-    return out
+    relaxed = _tile(unaligned(b), comp, budget, target)
+    offsets = None if relaxed.status != "feasible" else realign(b, comp.ids, relaxed.packing)
+    if offsets is None:
+        return None
+    if int((offsets + b.size[comp.ids]).max()) > target:
+        return Outcome("unknown", relaxed.pools, offsets, detail="realigned")
+    _offer(ctx, comp, offsets, "tiling")
+    return Outcome("feasible", relaxed.pools, offsets, detail="realigned")
+
+
+def _tile(blocks: Blocks, comp: Component, budget: Budget, target: int) -> Outcome:
+    nodes = int(budget.remaining() * TILE_NODES_PER_SECOND) if budget.deterministic else None
+    return tile(blocks, comp.ids, target, budget, node_budget=nodes)
 
 
 def _large(ctx: Context, comp: Component, budget: Budget) -> None:
@@ -71,9 +91,12 @@ def _large(ctx: Context, comp: Component, budget: Budget) -> None:
     packing then LNS. A window that cannot fit at the target is a proof."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     target = ctx.target()
-    if not comp.tiled and is_tight(b, comp.ids, target) and \
-            tile_tight(ctx, comp, budget.share(params.large_tile), target) is not None:
-        return
+    if not comp.tiled and is_tight(b, comp.ids, target):
+        out = tile_tight(ctx, comp, budget.share(params.large_tile), target)
+        if out is not None and out.status == "feasible":
+            return
+        if out is not None:
+            _offer(ctx, comp, out.packing, "realigned")
 
     def report(height: int, offsets: np.ndarray) -> None:
         _offer(ctx, comp, offsets.copy(), "peak")
@@ -122,9 +145,11 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             _offer(ctx, comp, out.packing, "probe")
         elif out.status == "infeasible":
             _refuted(ctx, comp, target, "probe", out.detail)
-        elif ctx.goal == "fit":
-            continue  # the same question again, with more of the time
         else:
+            if out.offsets is not None:  # (no answer, but a packing above the target)
+                _offer(ctx, comp, out.offsets, "realigned")
+            if ctx.goal == "fit":
+                continue  # the same question again, with more of the time
             gave_up = target
     if ctx.goal == "minimise" and inc.infeasible is None:
         _minimise(ctx, comp, budget)

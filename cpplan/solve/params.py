@@ -43,6 +43,9 @@ class SolverParams:
     # -- components of one pool -------------------------------------------------------------------
     #: Tight components beyond lns_above: the tiling search packs them in a second or not at all.
     large_tile: float = 0.25
+    #: Of a tight component's tiling time where alignments differ, what the search with them
+    #: has before the one without them (whose tiling is realigned: a plan, no answer).
+    tile_aligned: float = 0.5
     #: Of a large component's time, what peak-first packing may take before LNS.
     peak: float = 0.8
     #: The first probe (at the lower bound) of a tight component: the tiling search there is

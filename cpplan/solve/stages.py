@@ -38,11 +38,13 @@ def bounds(ctx: Context) -> bool:
     return True
 
 
-def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray]]:
+def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray, str]]:
     """One pool of more than ``lns_above`` blocks: its components tight at the lower bound,
     packed there by the tiling search before anything else (``large_tile`` of the time in all,
     shared by size; a greedy plan of ten thousand blocks takes seconds, their packing often
-    less), with their packings, to put into the heuristics' plan. Each is tried once."""
+    less), with their packings (or, where alignments differ, the realigned plans above the
+    bound: :func:`.components.tile_tight`) and what made them, to put into the heuristics'
+    plan. Each is tried once."""
     b, params = ctx.blocks, ctx.params
     if not ctx.one_pool or len(b) <= params.lns_above or ctx.goal != "minimise":
         return []
@@ -55,7 +57,8 @@ def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray]]:
         out: Outcome | None = tile_tight(ctx, comp, total.within(total.remaining() * len(comp)
                                                                  / left), target)
         if out is not None and out.offsets is not None:
-            done.append((comp, out.offsets))
+            done.append((comp, out.offsets,
+                         "tiling" if out.status == "feasible" else "realigned"))
     return done
 
 
