@@ -213,6 +213,12 @@ class Budget:
         left = self.remaining()
         return time.perf_counter() + (left if seconds is None else min(seconds, left))
 
+    def nodes(self, rate: float, share: float = 1.0) -> int | None:
+        """The node budget of a search given ``share`` of the time left, at ``rate`` nodes a
+        second, in deterministic mode (where node budgets end searches, not the clock); None in
+        wall-clock mode."""
+        return int(share * self.remaining() * rate) if self.deterministic else None
+
     def report(self, seconds: float) -> None:
         """Add ``seconds`` of deterministic work here and to every ancestor."""
         b: Budget | None = self

@@ -22,9 +22,11 @@ branch-and-bound searches and the skyline of :mod:`.tiling` thrash
 An event with more than :data:`SIDE_MAX` enders or starters has too many subsets to pair: it
 gets the pairs of at most :data:`BIG_MEMBERS` blocks a side that do not split into two pairs
 of equal sums, and the whole event (a grid of 35 rows ends and starts 35 rectangles at once,
-and its holes are small). One with more than :data:`PAIRS_ENUMERATED` pairs gets no candidates
-(the model stays exact, only weaker there). One with more than :data:`CANDIDATES_MAX` candidate
-pairs keeps the ones with the fewest blocks. Either cut makes the model a restriction: a
+and its holes are small). One with more than :data:`PAIRS_ENUMERATED` pairs (sizes on a coarse
+grain, alike by the thousand) gets those of at most :data:`FEWER_MEMBERS` blocks a side in the
+same way, and none where even those are too many (the model stays exact, only weaker
+there). One with more than :data:`CANDIDATES_MAX` candidate pairs keeps the ones with the
+fewest blocks. Either cut makes the model a restriction: a
 packing it finds is a packing, but its "none" proves nothing (:attr:`Holes.complete`).
 
 The inference is cpplan's own, in the spirit of the *walls* of :mod:`.tiling` (an event whose
@@ -60,6 +62,10 @@ BIG_CANDIDATES = 1_000  # candidates kept at such an event, the fewest blocks fi
 # LOPSIDED_FEW blocks of the other (a run of many freed for one or two), 2 ** 20 sums at most.
 LOPSIDED_SIDE = 20
 LOPSIDED_FEW = 2
+# Where an event's pairs of equal sums are beyond PAIRS_ENUMERATED (sizes on a coarse grain,
+# alike by the thousand), the pairs of at most so many blocks a side, as for a side of more
+# than SIDE_MAX blocks, the fewest first that stay within it; the candidates are then cut.
+FEWER_MEMBERS = (BIG_MEMBERS, 3, 2)
 # Blocks a side beyond which an event gets no candidates (subsets are bit masks in 64 bits).
 SIDE_HARD = 62
 # Pairs with equal sums at one event beyond which it gets no candidates (enumerating them would
@@ -245,21 +251,22 @@ def _lopsided(ze: np.ndarray, zs: np.ndarray, se: np.ndarray, ce: np.ndarray, ss
     return out[0], out[1]
 
 
-def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most: int
-                ) -> tuple[list[Hole], bool] | None:
+def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most: int,
+                fewer: int | None = None) -> tuple[list[Hole], bool] | None:
     """The pairs of non-empty subsets of ``enders`` and ``starters`` with equal sums, the
     fewest blocks first, at most ``most`` (and whether that is all of them); None beyond
     :data:`PAIRS_ENUMERATED` pairs.
 
-    A side of more than :data:`SIDE_MAX` blocks has too many subsets to pair: there the pairs
-    are those of at most a few members a side (:data:`BIG_MEMBERS`, :data:`SUBSETS_MAX`
-    subsets) that do not split
+    A side of more than :data:`SIDE_MAX` blocks has too many subsets to pair: there (and with
+    ``fewer``, anywhere) the pairs are those of at most a few members a side
+    (:data:`BIG_MEMBERS`, or ``fewer``; :data:`SUBSETS_MAX` subsets) that do not split
     into two smaller pairs of equal sums, and the whole event; the candidates are then cut
     (a hole of more members, or one whose blocks only look like two, is missed)."""
     ze, zs = size[enders], size[starters]
-    big = max(len(enders), len(starters)) > SIDE_MAX
-    ke = min(_members_within(len(enders)), BIG_MEMBERS) if big else len(enders)
-    ks = min(_members_within(len(starters)), BIG_MEMBERS) if big else len(starters)
+    big = max(len(enders), len(starters)) > SIDE_MAX or fewer is not None
+    few = BIG_MEMBERS if fewer is None else fewer
+    ke = min(_members_within(len(enders)), few) if big else len(enders)
+    ks = min(_members_within(len(starters)), few) if big else len(starters)
     me, se, ce = _subsets(ze, ke)
     ms, ss, cs = _subsets(zs, ks)
     if big:  # (the whole event too, as the last subset of each side)
@@ -341,7 +348,12 @@ def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
         if max(len(e), len(s)) > SIDE_HARD:
             skipped += 1
             continue  # (no constraint: exact, only weaker here)
-        got = _candidates(e, s, size, CANDIDATES_MAX if most is None else most)
+        most_ = CANDIDATES_MAX if most is None else most
+        got = _candidates(e, s, size, most_)
+        for few in FEWER_MEMBERS:  # (sums alike by the thousand: the smaller holes, cut)
+            if got is not None:
+                break
+            got = _candidates(e, s, size, most_, few)
         if got is None:
             skipped += 1
             continue  # (no constraint either)

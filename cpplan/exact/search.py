@@ -110,10 +110,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     def tiling_search(share: float, cancel: threading.Event | None) -> Outcome:
         assert pool is not None
-        nodes = (int(share * mine.remaining() * TILE_NODES_PER_SECOND)
-                 if mine.deterministic else None)
-        return tile(blocks, ids, heights[pool], mine.share(share), node_budget=nodes,
-                    resume=memo, cancel=cancel)
+        return tile(blocks, ids, heights[pool], mine.share(share),
+                    node_budget=mine.nodes(TILE_NODES_PER_SECOND, share), resume=memo,
+                    cancel=cancel)
 
     # (at zero slack: its height and the candidate holes, listed once for both searches)
     tiled: tuple[int, Holes] | None = None
@@ -128,13 +127,12 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             return out
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
         tiled = height, holes.cut(CANDIDATES_MAX)
-        nodes = (int(REFILL_SHARE * mine.remaining() * REFILL_NODES_PER_SECOND)
-                 if mine.deterministic else None)
         # (alignments that differ: the hole search tiles the blocks without them, a
         # relaxation, and the tiling is placed again aligned: :mod:`.realign`)
         apart = aligned_apart(blocks, ids, pool)
         out = refill(unaligned(blocks) if apart else blocks, ids, heights[pool],
-                     mine.share(REFILL_SHARE), holes=holes, node_budget=nodes, cancel=cancel)
+                     mine.share(REFILL_SHARE), holes=holes,
+                     node_budget=mine.nodes(REFILL_NODES_PER_SECOND, REFILL_SHARE), cancel=cancel)
         if out.status == "infeasible" or (out.status == "feasible" and not apart):
             return out
         if out.status == "feasible":
@@ -170,7 +168,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     running: set[cp_model.CpSolver] = set()
     if dfs_pool is not None and mine.deterministic:
         out = fit(blocks, ids, heights[dfs_pool], mine,
-                  node_budget=int(DFS_SHARE * mine.remaining() * DFS_NODES_PER_SECOND))
+                  node_budget=mine.nodes(DFS_NODES_PER_SECOND, DFS_SHARE))
         if out.status in ("feasible", "infeasible"):
             return out
         dfs_pool = None

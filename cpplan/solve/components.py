@@ -82,8 +82,8 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Ou
 
 
 def _tile(blocks: Blocks, comp: Component, budget: Budget, target: int) -> Outcome:
-    nodes = int(budget.remaining() * TILE_NODES_PER_SECOND) if budget.deterministic else None
-    return tile(blocks, comp.ids, target, budget, node_budget=nodes)
+    return tile(blocks, comp.ids, target, budget,
+                node_budget=budget.nodes(TILE_NODES_PER_SECOND))
 
 
 def _large(ctx: Context, comp: Component, budget: Budget) -> None:
