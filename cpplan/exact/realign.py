@@ -27,8 +27,9 @@ import numpy as np
 from ..blocks import Blocks
 from ..errors import CapacityError
 from ..planners.placer import Placer
+from .outcome import Outcome
 
-__all__ = ["aligned_apart", "unaligned", "realign"]
+__all__ = ["aligned_apart", "unaligned", "realign", "realigned"]
 
 
 def aligned_apart(blocks: Blocks, ids: np.ndarray, pool: int) -> bool:
@@ -69,3 +70,17 @@ def realign(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray 
         if best is None or (got + size).max() < (best + size).max():
             best = got.copy()
     return best
+
+
+def realigned(blocks: Blocks, ids: np.ndarray, pool: int, relaxed: np.ndarray,
+              height: int) -> Outcome:
+    """:func:`realign` of ``relaxed`` (a packing of ``ids`` in ``pool`` without their
+    alignments) as an answer at ``height``: ``feasible`` within it, else ``unknown`` with the
+    packing (a plan above the height), or plain ``unknown`` (no packing under the
+    capacity)."""
+    offsets = realign(blocks, ids, relaxed)
+    if offsets is None:
+        return Outcome("unknown")
+    pools = np.full(len(offsets), pool, np.int64)
+    status = "feasible" if int((offsets + blocks.size[ids]).max()) <= height else "unknown"
+    return Outcome(status, pools, offsets, detail="a tiling without alignments, realigned")

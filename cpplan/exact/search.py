@@ -35,7 +35,7 @@ from .events import CANDIDATES_MAX, PAIRS_ENUMERATED, Holes, add_holes, holes_of
 from .heap import ceiling, resident_mb
 from .model import PackingModel, build_model, pair_count
 from .outcome import Outcome
-from .realign import aligned_apart, realign, unaligned
+from .realign import aligned_apart, realigned, unaligned
 from .refill import REFILL_NODES_PER_SECOND, refill
 from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
 
@@ -82,7 +82,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
     every packing is a tiling) go first to the tiling search for :data:`TILE_FIRST_SHARE` of
-    ``budget``, then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE`; tight
+    ``budget``, then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE` (where
+    alignments differ, on the blocks without them, a relaxation whose "no" is a proof; its
+    tiling, placed again aligned, is the answer when within the heights, and is returned as
+    ``unknown`` with that packing when nothing else answers: :mod:`.realign`); tight
     blocks (one pool, the load at the height over :data:`cpplan.exact.tiling.TIGHT_FROM` of
     their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
@@ -136,7 +139,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         if out.status == "infeasible" or (out.status == "feasible" and not apart):
             return out
         if out.status == "feasible":
-            near = _realigned(blocks, ids, pool, out.packing, heights[pool])
+            near = realigned(blocks, ids, pool, out.packing, heights[pool])
             if near.status == "feasible":
                 return near
     if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
@@ -268,19 +271,6 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             with lock:
                 halt()
     return result[0] if result else Outcome("unknown")
-
-
-def _realigned(blocks: Blocks, ids: np.ndarray, pool: int, relaxed: np.ndarray,
-               height: int) -> Outcome:
-    """The packing :func:`.realign.realign` makes of a tiling of ``ids`` without their
-    alignments: ``feasible`` within ``height``, else ``unknown`` with it (a plan above the
-    height), or plain ``unknown``."""
-    offsets = realign(blocks, ids, relaxed)
-    if offsets is None:
-        return Outcome("unknown")
-    pools = np.full(len(ids), pool, np.int64)
-    status = "feasible" if int((offsets + blocks.size[ids]).max()) <= height else "unknown"
-    return Outcome(status, pools, offsets, detail="a tiling without alignments, realigned")
 
 
 class _Alongside:

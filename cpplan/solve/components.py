@@ -28,7 +28,7 @@ from ..deadline import Budget
 from ..exact.dfs import single_pool
 from ..exact.lazy import improve, minimise, peak_first, probe
 from ..exact.outcome import Outcome
-from ..exact.realign import aligned_apart, realign, unaligned
+from ..exact.realign import aligned_apart, realigned, unaligned
 from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
 from .context import Component, Context
 from .incumbent import Proof
@@ -64,21 +64,20 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Ou
     is marked as tried either way."""
     comp.tiled = True
     b = ctx.blocks
-    apart = aligned_apart(b, comp.ids, single_pool(b, comp.ids) or 0)
+    pool = single_pool(b, comp.ids)
+    apart = pool is not None and aligned_apart(b, comp.ids, pool)
     out = _tile(b, comp, budget.share(ctx.params.tile_aligned) if apart else budget, target)
+    if apart and out.status == "unknown":
+        assert pool is not None
+        relaxed = _tile(unaligned(b), comp, budget, target)
+        if relaxed.status != "feasible":
+            return None
+        out = realigned(b, comp.ids, pool, relaxed.packing, target)
+        if out.offsets is None:
+            return None
     if out.status == "feasible":
         _offer(ctx, comp, out.packing, "tiling")
-        return out
-    if not apart or out.status == "infeasible":
-        return None
-    relaxed = _tile(unaligned(b), comp, budget, target)
-    offsets = None if relaxed.status != "feasible" else realign(b, comp.ids, relaxed.packing)
-    if offsets is None:
-        return None
-    if int((offsets + b.size[comp.ids]).max()) > target:
-        return Outcome("unknown", relaxed.pools, offsets, detail="realigned")
-    _offer(ctx, comp, offsets, "tiling")
-    return Outcome("feasible", relaxed.pools, offsets, detail="realigned")
+    return out if out.offsets is not None else None
 
 
 def _tile(blocks: Blocks, comp: Component, budget: Budget, target: int) -> Outcome:
