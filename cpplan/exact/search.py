@@ -77,15 +77,17 @@ def _over(ceiling_mb: float | None) -> bool:
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budget, *,
           orders: tuple[str, ...] = RACE_ORDERS, first_slice: float = 0.25, dfs: bool = True,
           dive: bool = True, tiling: bool = True, growth_mb: float | None = None,
-          cancel: threading.Event | None = None) -> Outcome:
+          cancel: threading.Event | None = None,
+          near: Callable[[Outcome], None] | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
     every packing is a tiling) go first to the tiling search for :data:`TILE_FIRST_SHARE` of
     ``budget``, then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE` (where
     alignments differ, on the blocks without them, a relaxation whose "no" is a proof; its
-    tiling, placed again aligned, is the answer when within the heights, and is returned as
-    ``unknown`` with that packing when nothing else answers: :mod:`.realign`); tight
+    tiling, placed again aligned, is the answer when within the heights, else given to
+    ``near`` as an ``unknown`` outcome with that packing, a plan above the heights:
+    :mod:`.realign`); tight
     blocks (one pool, the load at the height over :data:`cpplan.exact.tiling.TIGHT_FROM` of
     their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
@@ -119,7 +121,6 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     # (at zero slack: its height and the candidate holes, listed once for both searches)
     tiled: tuple[int, Holes] | None = None
-    near: Outcome | None = None  # (a packing above the heights: what is left if none is found)
     height = None if pool is None or not tiling else zero_slack(blocks, ids, heights[pool])
     if height is not None and pool is not None:
         # A tiling: a glance of the tiling search, then the holes each event refills,
@@ -139,9 +140,11 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         if out.status == "infeasible" or (out.status == "feasible" and not apart):
             return out
         if out.status == "feasible":
-            near = realigned(blocks, ids, pool, out.packing, heights[pool])
-            if near.status == "feasible":
-                return near
+            out = realigned(blocks, ids, pool, out.packing, heights[pool])
+            if out.status == "feasible":
+                return out
+            if out.offsets is not None and near is not None:
+                near(out)
     if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
         # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
         # the tiling search, then the race on part of what is left (it rebuilds tight packings
@@ -159,9 +162,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set() \
                     and mine.remaining() > 0:
                 out = tiling_search(1.0, pairs.answered)
-        out = pairs.outcome or out
-        return near if near is not None and out.status not in ("feasible", "infeasible") \
-            else out
+        return pairs.outcome or out
     dfs_pool = pool if dfs else None
     # (the whole race's, set once; none in deterministic mode, whose runs must repeat)
     memory_ceiling = None if mine.deterministic else ceiling(growth_mb)

@@ -138,17 +138,16 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             share = params.first_probe_tight if tight else params.first_probe
         else:
             share = params.bisect_probe
-        out = probe(b, comp.ids, {0: target}, budget.share(share))
+        out = probe(b, comp.ids, {0: target}, budget.share(share),
+                    near=lambda above: _offer(ctx, comp, above.packing, "realigned"))
         first = False
         if out.status == "feasible":
             _offer(ctx, comp, out.packing, "probe")
         elif out.status == "infeasible":
             _refuted(ctx, comp, target, "probe", out.detail)
+        elif ctx.goal == "fit":
+            continue  # the same question again, with more of the time
         else:
-            if out.offsets is not None:  # (no answer, but a packing above the target)
-                _offer(ctx, comp, out.offsets, "realigned")
-            if ctx.goal == "fit":
-                continue  # the same question again, with more of the time
             gave_up = target
     if ctx.goal == "minimise" and inc.infeasible is None:
         _minimise(ctx, comp, budget)

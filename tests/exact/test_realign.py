@@ -10,6 +10,7 @@ import pytest
 
 from cpplan import Buffer, Problem, make_blocks
 from cpplan.deadline import Budget
+from cpplan.exact.outcome import Outcome
 from cpplan.exact.realign import aligned_apart, realign, unaligned
 from cpplan.exact.refill import refill
 from cpplan.exact.search import probe
@@ -47,16 +48,19 @@ def test_a_relaxed_tiling_comes_back_aligned_within_a_percent():
     assert problem.meta["optimum"] <= plan.height <= 1.01 * problem.meta["optimum"]
 
 
-def test_a_probe_that_finds_no_answer_gives_the_realigned_plan():
+def test_a_probe_gives_the_realigned_plan_as_soon_as_it_is_made():
     problem = repeated_packing(250, seed=0, aligned=True)
     blocks = make_blocks(problem)
+    seen: list[Outcome] = []
     out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
-                Budget(1.5))
+                Budget(1.5), near=seen.append)
     if out.status == "feasible":  # (the tiling search may answer; then it is at the height)
         assert int((out.packing + blocks.size).max()) * blocks.scale == problem.meta["optimum"]
         return
-    assert out.status == "unknown" and out.offsets is not None
-    plan = blocks.to_plan(out.pools, out.offsets, planner="realigned")
+    assert out.offsets is None  # (no answer: the plan above the height went to near)
+    (above,) = seen
+    assert above.status == "unknown"
+    plan = blocks.to_plan(above.pools, above.packing, planner="realigned")
     assert plan.height <= 1.01 * problem.meta["optimum"]
 
 
