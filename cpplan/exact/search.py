@@ -111,6 +111,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     """
     mine = budget
     pool = single_pool(blocks, ids)
+    apart = pool is not None and aligned_apart(blocks, ids, pool)  # (alignments that differ)
     memo: dict = {}  # (the tiling search's, to go on from where it stopped)
 
     def tiling_search(share: float, cancel: threading.Event | None) -> Outcome:
@@ -133,7 +134,6 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         tiled = height, holes.cut(CANDIDATES_MAX)
         # (alignments that differ: the hole search tiles the blocks without them, a
         # relaxation, and the tiling is placed again aligned: :mod:`.realign`)
-        apart = aligned_apart(blocks, ids, pool)
         out = refill(unaligned(blocks) if apart else blocks, ids, heights[pool],
                      mine.share(REFILL_SHARE), holes=holes,
                      node_budget=mine.nodes(REFILL_NODES_PER_SECOND, REFILL_SHARE), cancel=cancel)
@@ -150,8 +150,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         # the tiling search, then the race on part of what is left (it rebuilds tight packings
         # of a hundred aligned blocks, where the tiling search may not), then the tiling search
         # again, going on from where it stopped.
-        tile_share, race_share = ((TILE_SHARE_ALIGNED, RACE_SHARE_ALIGNED)
-                                  if aligned_apart(blocks, ids, pool)
+        tile_share, race_share = ((TILE_SHARE_ALIGNED, RACE_SHARE_ALIGNED) if apart
                                   else (TILE_SHARE, RACE_SHARE))
         with _Alongside(blocks, ids, heights, mine, growth_mb, tiled) as pairs:
             out = tiling_search(tile_share, pairs.answered)

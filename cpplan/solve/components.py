@@ -58,9 +58,9 @@ def solve_components(ctx: Context) -> None:
 
 def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Outcome | None:
     """Pack a tight component at height ``target`` (scaled) with the tiling search within
-    ``budget``: its packing (``feasible``, offered to the incumbent); else, where alignments
-    differ, the packing realigned from a tiling without them (``unknown``, a plan above the
-    target, for the caller to offer: :mod:`cpplan.exact.realign`); else None. The component
+    ``budget``: its packing (``feasible``); else, where alignments differ, the packing
+    realigned from a tiling without them (``unknown``, a plan above the target:
+    :mod:`cpplan.exact.realign`); either offered to the incumbent; else None. The component
     is marked as tried either way."""
     comp.tiled = True
     b = ctx.blocks
@@ -73,11 +73,10 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Ou
         if relaxed.status != "feasible":
             return None
         out = realigned(b, comp.ids, pool, relaxed.packing, target)
-        if out.offsets is None:
-            return None
-    if out.status == "feasible":
-        _offer(ctx, comp, out.packing, "tiling")
-    return out if out.offsets is not None else None
+    if out.offsets is None:
+        return None
+    _offer(ctx, comp, out.packing, "tiling" if out.status == "feasible" else "realigned")
+    return out
 
 
 def _tile(blocks: Blocks, comp: Component, budget: Budget, target: int) -> Outcome:
@@ -94,8 +93,6 @@ def _large(ctx: Context, comp: Component, budget: Budget) -> None:
         out = tile_tight(ctx, comp, budget.share(params.large_tile), target)
         if out is not None and out.status == "feasible":
             return
-        if out is not None:
-            _offer(ctx, comp, out.packing, "realigned")
 
     def report(height: int, offsets: np.ndarray) -> None:
         _offer(ctx, comp, offsets.copy(), "peak")
