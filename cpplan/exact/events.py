@@ -350,7 +350,10 @@ def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
             continue  # (no constraint: exact, only weaker here)
         most_ = CANDIDATES_MAX if most is None else most
         got = _candidates(e, s, size, most_)
-        for few in FEWER_MEMBERS:  # (sums alike by the thousand: the smaller holes, cut)
+        # (sums alike by the thousand: the smaller holes, cut; an event of more than SIDE_MAX
+        # blocks a side was just listed with BIG_MEMBERS)
+        big = max(len(e), len(s)) > SIDE_MAX
+        for few in (f for f in FEWER_MEMBERS if not big or f < BIG_MEMBERS):
             if got is not None:
                 break
             got = _candidates(e, s, size, most_, few)
