@@ -1,0 +1,119 @@
+"""Where the hole search (:mod:`cpplan.exact.refill`) stops on perfect packings, and how far
+back the choice lies that stops it.
+
+For each instance it prints, per direction of time, the deepest event the search reached in
+``--seconds`` (of how many events). Then, forwards, it starts the search from the generator's
+own holes (read from ``meta["offsets"]``, the packing it was made from) for the first ``k``
+events and asks whether it reaches ``--past`` events beyond the wall within ``--seconds``: the
+largest ``k`` at which it still does not is where the choice that stops it was made, at the
+latest (the search is chronological, so a wrong choice that many events back is not undone in
+time). A row per ``k``, from the wall down in steps of ``--step``.
+
+    python benchmarks/hole_walls.py                                  # repeated 2000, seed 1
+    python benchmarks/hole_walls.py --family realloc --seeds 0 1 --seconds 5
+
+Measured on 2026-11-27 (repeated-2000-1, 5 s each): forwards it stops at event 91 of 748,
+backwards at 480; from the generator's holes for 79 events it passes event 130 at once, from
+78 or fewer it stops at event 104. Takes about a minute with the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from cpplan import make_blocks
+from cpplan.exact.events import PAIRS_ENUMERATED, Holes, holes_of
+from cpplan.exact.pqtree import Node, P, contiguous, leaf, node, replace
+from cpplan.exact.refill import _Search, _splits
+from cpplan.perfect import FAMILIES
+
+
+def deepest(search: _Search, seconds: float, stop_at: int | None = None) -> tuple[int, str]:
+    """The deepest event ``search`` reaches in ``seconds`` (looked at every 50 nodes), and
+    how it ended: ``found``, ``exhausted`` (below ``stop_at`` frames too) or ``paused``."""
+    t0, best, status = time.perf_counter(), len(search.path), "paused"
+    while time.perf_counter() - t0 < seconds:
+        status = search.run(50, lambda: False)
+        best = max(best, len(search.path))
+        if status != "paused" or (stop_at is not None and len(search.frames) <= stop_at):
+            status = "exhausted" if status != "found" else status
+            break
+    return best, status
+
+
+def generator_trees(blocks, holes: Holes, offsets: np.ndarray, events: int) -> list[Node]:
+    """The PQ-tree before each of the first ``events`` events when every event's holes are the
+    generator's own: each run of neighbours ending together, refilled by the blocks that start
+    within its bytes."""
+    size, start, end = blocks.size, blocks.start, blocks.end
+    live = np.flatnonzero(size > 0)
+    first = start[live].min()
+    tree = node(P, [leaf(int(j)) for j in live if start[j] == first])
+    trees = [tree]
+    for cands in holes.events[:events]:
+        t = int(end[cands[0].enders[0]])
+        alive = sorted((int(offsets[j]), int(j)) for j in live if start[j] < t <= end[j])
+        runs, run = [], []
+        for _y, j in alive:
+            if end[j] == t:
+                run.append(j)
+            elif run:
+                runs.append(run)
+                run = []
+        if run:
+            runs.append(run)
+        for run in runs:
+            lo, hi = offsets[run[0]], offsets[run[-1]] + size[run[-1]]
+            made = [int(j) for j in live if start[j] == t and lo <= offsets[j] < hi]
+            enders = frozenset(run)
+            reduced = contiguous(tree, enders)
+            assert reduced is not None, "the generator's holes are not a tiling"
+            tree = replace(reduced, enders, leaf(made[0]) if len(made) == 1
+                           else node(P, [leaf(j) for j in made]))
+        trees.append(tree)
+    return trees
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--family", default="repeated", choices=sorted(FAMILIES))
+    ap.add_argument("--size", type=int, default=2000)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1])
+    ap.add_argument("--seconds", type=float, default=5.0, help="per search")
+    ap.add_argument("--past", type=int, default=40, help="events beyond the wall to reach")
+    ap.add_argument("--step", type=int, default=2)
+    ap.add_argument("--rows", type=int, default=8, help="starts from the generator's holes")
+    args = ap.parse_args()
+    for seed in args.seeds:
+        problem = FAMILIES[args.family](args.size, seed=seed)
+        blocks = make_blocks(problem)
+        ids = np.arange(len(blocks))
+        size = blocks.size.astype(np.int64)
+        holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
+        name = problem.name
+        fwd, _ = deepest(_Search(holes, blocks.start, size, False), args.seconds)
+        bwd, _ = deepest(_Search(holes.reversed(), blocks.end, size, True), args.seconds)
+        print(f"{name}: {len(holes.events)} events; forwards to event {fwd}, "
+              f"backwards to event {len(holes.events) - bwd} ({bwd} from the end)", flush=True)
+        goal = min(len(holes.events), fwd + args.past)
+        offsets = np.asarray(problem.meta["offsets"])[blocks.root] // blocks.scale
+        trees = generator_trees(blocks, holes, offsets, fwd)
+        short = Holes(holes.events[:goal], holes.complete, holes.size, holes.skipped)
+        for k in range(fwd, max(-1, fwd - args.step * args.rows), -args.step):
+            search = _Search(short, blocks.start, size, False)
+            # (the first k events' frames are spent: the search never goes back past them)
+            search.frames = [iter(()) for _ in range(k)] + [_splits(trees[k], short.events[k])]
+            search.path = [[] for _ in range(k)]
+            reached, status = deepest(search, args.seconds, stop_at=k)
+            print(f"  from the generator's holes for {k} events: "
+                  f"{'passes' if status == 'found' else 'stops at'} event {reached} "
+                  f"(goal {goal}; {status})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
