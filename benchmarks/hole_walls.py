@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from cpplan import make_blocks
-from cpplan.exact.events import PAIRS_ENUMERATED, Holes, holes_of
+from cpplan.exact.events import PAIRS_ENUMERATED, Holes, holes_of, tiling_holes
 from cpplan.exact.pqtree import Node, P, contiguous, leaf, node, replace
 from cpplan.exact.refill import _Search, _splits
 from cpplan.perfect import FAMILIES
@@ -46,33 +46,18 @@ def deepest(search: _Search, seconds: float, stop_at: int | None = None) -> tupl
 
 def generator_trees(blocks, holes: Holes, offsets: np.ndarray, events: int) -> list[Node]:
     """The PQ-tree before each of the first ``events`` events when every event's holes are the
-    generator's own: each run of neighbours ending together, refilled by the blocks that start
-    within its bytes."""
-    size, start, end = blocks.size, blocks.start, blocks.end
-    live = np.flatnonzero(size > 0)
-    first = start[live].min()
-    tree = node(P, [leaf(int(j)) for j in live if start[j] == first])
+    generator's own (:func:`cpplan.exact.events.tiling_holes`)."""
+    live = np.flatnonzero(blocks.size > 0)
+    first = blocks.start[live].min()
+    tree = node(P, [leaf(int(j)) for j in live if blocks.start[j] == first])
     trees = [tree]
+    truth = tiling_holes(blocks, offsets)
     for cands in holes.events[:events]:
-        t = int(end[cands[0].enders[0]])
-        alive = sorted((int(offsets[j]), int(j)) for j in live if start[j] < t <= end[j])
-        runs, run = [], []
-        for _y, j in alive:
-            if end[j] == t:
-                run.append(j)
-            elif run:
-                runs.append(run)
-                run = []
-        if run:
-            runs.append(run)
-        for run in runs:
-            lo, hi = offsets[run[0]], offsets[run[-1]] + size[run[-1]]
-            made = [int(j) for j in live if start[j] == t and lo <= offsets[j] < hi]
-            enders = frozenset(run)
+        for enders, made in truth[int(blocks.end[cands[0].enders[0]])]:
             reduced = contiguous(tree, enders)
             assert reduced is not None, "the generator's holes are not a tiling"
-            tree = replace(reduced, enders, leaf(made[0]) if len(made) == 1
-                           else node(P, [leaf(j) for j in made]))
+            kids = [leaf(j) for j in sorted(made)]
+            tree = replace(reduced, enders, kids[0] if len(kids) == 1 else node(P, kids))
         trees.append(tree)
     return trees
 

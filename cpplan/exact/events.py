@@ -48,8 +48,8 @@ from ..load import load_profile
 from .dfs import plain, single_pool
 from .model import PackingModel
 
-__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "add_holes", "SIDE_MAX", "SUBSETS_MAX",
-           "SIDE_HARD", "CANDIDATES_MAX", "PAIRS_ENUMERATED"]
+__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "tiling_holes", "add_holes", "SIDE_MAX",
+           "SUBSETS_MAX", "SIDE_HARD", "CANDIDATES_MAX", "PAIRS_ENUMERATED"]
 
 # Enders or starters at one event up to which every subset of a side is enumerated (2 ** 16
 # sums at most, on arrays); beyond, the subsets of at most a few members (:data:`SUBSETS_MAX`
@@ -364,6 +364,30 @@ def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
         complete &= whole
         out.append(tuple(cands))
     return Holes(tuple(out), complete, tuple(size.tolist()), skipped)
+
+
+def tiling_holes(blocks: Blocks, offsets: np.ndarray
+                 ) -> dict[int, list[tuple[frozenset[int], frozenset[int]]]]:
+    """The holes of one tiling (``offsets``, scaled, per block): at each moment where blocks
+    end, each maximal run of them in byte order, with the blocks that start within its bytes.
+    For a generator's own packing (``meta["offsets"]`` of :mod:`cpplan.perfect`) these are
+    the holes that :func:`holes_of` must list for that tiling to be found."""
+    size, start, end = blocks.size, blocks.start, blocks.end
+    live = np.flatnonzero(size > 0)
+    holes: dict[int, list[tuple[frozenset[int], frozenset[int]]]] = {}
+    for t in sorted({int(end[j]) for j in live} & {int(start[j]) for j in live}):
+        alive = sorted((int(offsets[j]), int(j)) for j in live if start[j] < t <= end[j])
+        runs: list[list[int]] = [[]]
+        for _y, j in alive:  # (maximal runs of blocks ending at t, in byte order)
+            if end[j] == t:
+                runs[-1].append(j)
+            elif runs[-1]:
+                runs.append([])
+        holes[t] = [(frozenset(run), frozenset(
+            int(j) for j in live if start[j] == t and
+            offsets[run[0]] <= offsets[j] < offsets[run[-1]] + size[run[-1]]))
+            for run in runs if run]
+    return holes
 
 
 def add_holes(pm: PackingModel, holes: Holes, height: int) -> None:

@@ -10,7 +10,7 @@ from ortools.sat.python import cp_model
 from cpplan import Buffer, Problem, make_blocks
 from cpplan.deadline import Budget
 from cpplan.exact import events
-from cpplan.exact.events import add_holes, holes_of, zero_slack
+from cpplan.exact.events import add_holes, holes_of, tiling_holes, zero_slack
 from cpplan.exact.model import build_model
 from cpplan.exact.search import probe
 from cpplan.perfect import mosaic_packing, realloc_packing
@@ -58,30 +58,15 @@ def test_a_tilings_holes_are_among_the_candidates(family, seed):
     holes = holes_of(blocks, ids)
     assert holes.complete
     offset = np.asarray(problem.meta["offsets"])[blocks.root] // blocks.scale
-    size, start, end = blocks.size, blocks.start, blocks.end
+    truth = tiling_holes(blocks, offset)
     by_event = {}
     for cands in holes.events:
-        t = int(end[cands[0].enders[0]])
+        t = int(blocks.end[cands[0].enders[0]])
         by_event[t] = {(frozenset(h.enders), frozenset(h.starters)) for h in cands}
     assert by_event  # (the packings have events inside their span)
+    assert set(truth) == set(by_event)
     for t, cands in by_event.items():
-        alive = sorted((int(offset[j]), j) for j in range(len(size))
-                       if start[j] < t <= end[j] and size[j] > 0)
-        runs, run = [], []
-        for _y, j in alive:  # (maximal runs of blocks ending at t, in byte order)
-            if end[j] == t:
-                run.append(j)
-            elif run:
-                runs.append(run)
-                run = []
-        if run:
-            runs.append(run)
-        for run in runs:
-            lo = offset[run[0]]
-            hi = offset[run[-1]] + size[run[-1]]
-            made = frozenset(j for j in range(len(size)) if start[j] == t and
-                             lo <= offset[j] < hi)
-            assert (frozenset(run), made) in cands
+        assert truth[t] and all(hole in cands for hole in truth[t])
 
 
 @pytest.mark.parametrize("family", [mosaic_packing, realloc_packing])
