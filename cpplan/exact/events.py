@@ -377,6 +377,7 @@ def tiling_holes(blocks: Blocks, offsets: np.ndarray
     holes: dict[int, list[tuple[frozenset[int], frozenset[int]]]] = {}
     for t in sorted({int(end[j]) for j in live} & {int(start[j]) for j in live}):
         alive = sorted((int(offsets[j]), int(j)) for j in live if start[j] < t <= end[j])
+        starting = [int(j) for j in live if start[j] == t]
         runs: list[list[int]] = [[]]
         for _y, j in alive:  # (maximal runs of blocks ending at t, in byte order)
             if end[j] == t:
@@ -384,8 +385,8 @@ def tiling_holes(blocks: Blocks, offsets: np.ndarray
             elif runs[-1]:
                 runs.append([])
         holes[t] = [(frozenset(run), frozenset(
-            int(j) for j in live if start[j] == t and
-            offsets[run[0]] <= offsets[j] < offsets[run[-1]] + size[run[-1]]))
+            j for j in starting
+            if offsets[run[0]] <= offsets[j] < offsets[run[-1]] + size[run[-1]]))
             for run in runs if run]
     return holes
 

@@ -33,7 +33,7 @@ from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
 from .context import Component, Context
 from .incumbent import Proof
 
-__all__ = ["solve_components", "tile_tight"]
+__all__ = ["solve_components", "tile_tight", "made_by"]
 
 
 def solve_components(ctx: Context) -> None:
@@ -75,8 +75,14 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Ou
         out = realigned(b, comp.ids, pool, relaxed.packing, target)
     if out.offsets is None:
         return None
-    _offer(ctx, comp, out.packing, "tiling" if out.status == "feasible" else "realigned")
+    _offer(ctx, comp, out.packing, made_by(out))
     return out
+
+
+def made_by(out: Outcome) -> str:
+    """What made a packing :func:`tile_tight` returned: the tiling search (an answer at the
+    target) or the realignment of a tiling without alignments (a plan above it)."""
+    return "tiling" if out.status == "feasible" else "realigned"
 
 
 def _tile(blocks: Blocks, comp: Component, budget: Budget, target: int) -> Outcome:

@@ -19,7 +19,7 @@ from ..planners import registry
 from ..planners.fit import fit_blocks
 from ..planners.portfolio import REPLICAS_UP_TO, SEARCHES, default_planners
 from ..planners.stacking import stack
-from .components import tile_tight
+from .components import made_by, tile_tight
 from .context import Component, Context
 from .incumbent import Proof
 
@@ -57,8 +57,7 @@ def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray, str]]:
         out: Outcome | None = tile_tight(ctx, comp, total.within(total.remaining() * len(comp)
                                                                  / left), target)
         if out is not None and out.offsets is not None:
-            done.append((comp, out.offsets,
-                         "tiling" if out.status == "feasible" else "realigned"))
+            done.append((comp, out.offsets, made_by(out)))
     return done
 
 
