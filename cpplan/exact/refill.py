@@ -45,7 +45,7 @@ from ..deadline import Budget
 from .events import PAIRS_ENUMERATED, SIDE_MAX, Hole, Holes, holes_of, zero_slack
 from .outcome import Outcome
 from .pqtree import Node, P, contiguous, frontier, leaf, node, replace
-from .realign import aligned_apart
+from .residues import Residues
 
 __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
 
@@ -83,18 +83,17 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     if holes is None and zero_slack(blocks, ids, height) is None:
         return Outcome("unknown", detail="refill: not at zero slack")
     pool = blocks.pools[int(ids[0])][0]
-    if aligned_apart(blocks, ids, pool):
-        # (the offsets come from the order alone: alignments, which scaling leaves only where
-        # they differ, would need orders of their own; the tiling search and CP-SAT take them)
-        return Outcome("unknown", detail="refill: alignments differ")
     size = blocks.size[ids].astype(np.int64)
+    align = np.array([blocks.align_in(i, pool) for i in ids.tolist()], np.int64)
+    if (align > 1).any() and Residues.of(size, align) is None:
+        return Outcome("unknown", detail="refill: alignments too many to check")
     if holes is None:
         # (every candidate enumerated: a split costs the search one node, not a model literal)
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
-    searches = [_Search(holes, blocks.start[ids], size, False),
-                _Search(holes.reversed(), blocks.end[ids], size, True)]
+    searches = [_Search(holes, blocks.start[ids], size, False, Residues.of(size, align)),
+                _Search(holes.reversed(), blocks.end[ids], size, True, Residues.of(size, align))]
     deadline = budget.deadline()
     nodes = 0
 
@@ -110,13 +109,14 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
             status = search.run(slice_, stopped)
             nodes += search.nodes_since
             if status == "found":
+                assert search.found is not None
                 offsets = np.zeros(len(ids), np.int64)
-                offsets[size > 0] = search.offsets()[size > 0]
+                offsets[size > 0] = search.found[size > 0]
                 way = "backwards" if search.reverse else "forwards"
                 return Outcome("feasible", np.full(len(ids), pool, np.int64), offsets,
                                detail=f"refill {way}, {nodes} nodes")
             if status == "exhausted":
-                if search.holes.complete:
+                if search.holes.complete and not search.unread:
                     return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")
                 searches.pop(0)  # (its candidates were cut: the other way may still find one)
             else:
@@ -132,24 +132,30 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
 
 class _Search:
     """The hole search in one direction of time, resumable: :meth:`run` goes on for some nodes
-    from where the last call stopped."""
+    from where the last call stopped. With ``residues`` (blocks whose alignments differ), each
+    tree must keep them (:mod:`.residues`), and a tiling whose aligned offsets are not read
+    back is passed over (``unread``: the search's end then proves nothing)."""
 
     def __init__(self, holes: Holes, start: np.ndarray, size: np.ndarray,
-                 reverse: bool) -> None:
+                 reverse: bool, residues: Residues | None = None) -> None:
         self.holes, self.size, self.reverse = holes, size, reverse
+        self.residues = residues
         live = np.flatnonzero(size > 0)
         key = -start[live] if reverse else start[live]  # (the first moment, this way)
         self.first = live[key == key.min()].tolist()
         self.frames: list[Iterator[tuple[Node, list[_Applied]] | None]] = []
         self.path: list[list[_Applied]] = []  # per event chosen so far: its holes as applied
-        self.tree = node(P, [leaf(j) for j in self.first])
-        if holes.events:
-            self.frames.append(_splits(self.tree, holes.events[0]))
+        self.found: np.ndarray | None = None  # the offsets of the tiling found
+        self.unread = 0  # tilings passed over, their aligned offsets not read back
+        tree = node(P, [leaf(j) for j in self.first])
+        if residues is None or residues.fits(tree):
+            self.frames.append(_splits(tree, holes.events[0], residues) if holes.events
+                               else iter([(tree, [])]))
         self.nodes_since = 0
 
     def run(self, nodes: int, stopped: Callable[[], bool]) -> str:
         """At most ``nodes`` more nodes (a split tried, or a step of looking for one):
-        ``found``, ``exhausted`` or ``paused``."""
+        ``found`` (the offsets in :attr:`found`), ``exhausted`` or ``paused``."""
         events = self.holes.events
         self.nodes_since = 0
         while self.frames:
@@ -164,30 +170,33 @@ class _Search:
                 if split is None:
                     continue
                 tree, applied = split
+                if len(self.path) + 1 < len(events):
+                    self.path.append(applied)
+                    self.frames.append(_splits(tree, events[len(self.path)], self.residues))
+                    break
+                # (the last event's split: a tiling, if its offsets are read back)
                 self.path.append(applied)
-                if len(self.path) == len(events):
-                    self.tree = tree
+                self.found = _offsets(tree, self.path, self.size, self.residues)
+                if self.found is not None:
                     self.frames.clear()
-                else:
-                    self.frames.append(_splits(tree, events[len(self.path)]))
-                break
+                    return "found"
+                self.unread += 1
+                self.path.pop()
             else:  # (no split of this event left: back to the last choice)
                 self.frames.pop()
                 if self.frames:
                     self.path.pop()
-        return "found" if len(self.path) == len(events) else "exhausted"
-
-    def offsets(self) -> np.ndarray:
-        return _offsets(self.tree, self.path, self.first, self.size)
+        return "exhausted"
 
 
-def _splits(tree: Node, cands: tuple[Hole, ...]
+def _splits(tree: Node, cands: tuple[Hole, ...], residues: Residues | None = None
             ) -> Iterator[tuple[Node, list[_Applied]] | None]:
     """Every way to split an event into candidate holes (each ender and starter in exactly
     one) that some order of ``tree`` allows, with the tree after it and its holes as applied
     (each hole's enders made contiguous, then swapped for its starters in any order): the
     candidates with the fewest blocks first, a hole that no order allows cut off at once.
-    None now and then while looking (so that a search can stop in a long look)."""
+    With ``residues``, also a hole after which no order keeps the alignments. None now and then
+    while looking (so that a search can stop in a long look)."""
     starters = frozenset(j for h in cands for j in h.starters)
     enders = sorted({j for h in cands for j in h.enders})
     # (each hole has an ender: the first free one is in one of those holding it)
@@ -223,49 +232,70 @@ def _splits(tree: Node, cands: tuple[Hole, ...]
         reduced = contiguous(tree, ends)
         if reduced is None:
             return
+        new = leaf(made[0]) if len(made) == 1 else node(P, [leaf(j) for j in made])
+        if residues is None:
+            after = replace(reduced, ends, new)
+        else:
+            # (the starters start where the enders did: bound to the enders' residues)
+            mask = residues.run_start(reduced, ends)
+            if not mask:
+                return
+            before = residues.hold(new.leaves, mask)
+            after = replace(reduced, ends, new)
+            if not residues.fits(after):
+                residues.release(new.leaves, before)
+                return
         applied.append((ends, made, reduced))
-        yield from covers(used | ends | frozenset(made), reserved - ends,
-                          replace(reduced, ends, leaf(made[0]) if len(made) == 1
-                                  else node(P, [leaf(j) for j in made])), applied)
+        yield from covers(used | ends | frozenset(made), reserved - ends, after, applied)
         applied.pop()
+        if residues is not None:
+            residues.release(new.leaves, before)
 
     return covers(frozenset(), frozenset(), tree, [])
 
 
-def _offsets(last: Node, path: list[list[_Applied]], first: list[int],
-             size: np.ndarray) -> np.ndarray:
+# Steps (nodes visited) to read the aligned offsets of one tiling back before passing it over.
+ORDER_WORK = 100_000
+
+
+def _offsets(last: Node, path: list[list[_Applied]], size: np.ndarray,
+             residues: Residues | None = None) -> np.ndarray | None:
     """Offsets of a tiling: one order of the last tree, read back through the events (each
-    hole's starters swapped for an order of its enders that the tree they were made
-    contiguous in allows), then the offsets forward from the first moment's order, each
-    hole's starters in the order read, from the bottom of its enders."""
-    order = frontier(last)
-    filled: list[list[list[int]]] = [[] for _ in path]  # per event, per hole: starters' order
-    for k in range(len(path) - 1, -1, -1):
-        for enders, starters, reduced in reversed(path[k]):
+    hole's starters swapped for an order of its enders that the tree they were made contiguous
+    in allows), each block's offset the sum of the sizes below it when it comes in. With
+    ``residues``, orders that keep every alignment (None where none is found within
+    :data:`ORDER_WORK` steps)."""
+    work = [ORDER_WORK]
+    order = frontier(last) if residues is None else residues.order(last, 0, work)
+    if order is None:
+        return None
+    offsets = np.zeros(len(size), np.int64)
+    _stack(order, 0, offsets, size)
+    for holes in reversed(path):
+        for enders, starters, reduced in reversed(holes):
             at = {x: i for i, x in enumerate(order)}
             lo = min(at[j] for j in starters)
-            hi = lo + len(starters)
-            filled[k].append(order[lo:hi])
-            order = order[:lo] + _enders_order(reduced, enders, at, lo) + order[hi:]
-        filled[k].reverse()
-    offsets = np.zeros(len(size), np.int64)
-    y = 0
-    for j in order:  # (the first moment's order)
-        offsets[j] = y
-        y += int(size[j])
-    for k, holes in enumerate(path):
-        for (enders, _starters, _reduced), made in zip(holes, filled[k], strict=True):
-            y = int(min(offsets[j] for j in enders))
-            for j in made:
-                offsets[j] = y
-                y += int(size[j])
+            y = int(min(offsets[j] for j in starters))
+            run = _enders_order(reduced, enders, at, lo, residues, y, work)
+            if run is None:
+                return None
+            _stack(run, y, offsets, size)
+            order = order[:lo] + run + order[lo + len(starters):]
     return offsets
 
 
-def _enders_order(reduced: Node, enders: frozenset[int], at: dict[int, int],
-                  lo: int) -> list[int]:
+def _stack(order: list[int], y: int, offsets: np.ndarray, size: np.ndarray) -> None:
+    for j in order:
+        offsets[j] = y
+        y += int(size[j])
+
+
+def _enders_order(reduced: Node, enders: frozenset[int], at: dict[int, int], lo: int,
+                  residues: Residues | None, y: int, work: list[int]) -> list[int] | None:
     """An order of ``enders`` (contiguous in ``reduced``) that ``reduced`` allows along with
-    the order ``at`` (positions) of the rest, in which the enders' block starts at ``lo``."""
+    the order ``at`` (positions) of the rest, in which the enders' block starts at position
+    ``lo`` and offset ``y`` (with ``residues``, every ender aligned; None where none is
+    found)."""
     t = reduced
     while t.leaves != enders:
         inner = next((c for c in t.children if enders <= c.leaves), None)
@@ -279,5 +309,7 @@ def _enders_order(reduced: Node, enders: frozenset[int], at: dict[int, int],
         kids = t.children[touched[0]:touched[-1] + 1]
         if (k < touched[0]) != (other < lo):
             kids = kids[::-1]
-        return [x for c in kids for x in frontier(c)]
-    return frontier(t)
+        if residues is None:
+            return [x for c in kids for x in frontier(c)]
+        return residues.in_order(kids, y, work)
+    return frontier(t) if residues is None else residues.order(t, y, work)

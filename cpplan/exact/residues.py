@@ -1,0 +1,259 @@
+"""Where each node of a PQ-tree may start, modulo the blocks' alignments: the hole search's
+check of alignments, and the aligned order it reads back.
+
+In a tiling a block's offset is the sum of the sizes below it (:mod:`.refill`), so whether an
+order keeps every alignment depends on sums modulo the alignments. With ``A`` the least common
+multiple of the alignments above 1, a block of alignment ``a`` (a divisor of ``A``) is aligned
+exactly where its offset modulo ``A`` is a multiple of ``a``; so for each node of a PQ-tree
+:meth:`Residues.start` gives the set of residues modulo ``A`` at which the node may start with
+every leaf below it aligned, in some order the node allows (a bit mask of ``A`` bits), and the
+tree keeps every alignment in some frontier only if its root may start at 0:
+
+- a leaf: the multiples of its alignment;
+- a Q-node: the residues at which every child, in the node's order or its reverse, starts
+  where it may (exact: the children's orders are independent of one another);
+- a P-node of at most :data:`EXACT_CHILDREN` children: by dynamic programming over the subsets
+  placed first (exact); of more, the residues at which each child, after some subset of the
+  others, starts where it may (a superset: the subsets are not tied to one order).
+
+The blocks that end at an event keep their alignments after they end: the hole's starters
+start where the enders did, so the residues the enders' run may start at (:meth:`run_start`)
+bind the starters' node too (:meth:`hold`), as long as its leaves make up one node. Where the
+bound is lost (the starters split up by a later reduction, or a child of a large P-node) the
+sets only grow, so a tree without 0 at its root has no aligned frontier (the check is sound
+and the hole search's "no" stays a proof), but a tree with it may still have none:
+:meth:`order` then fails to read one back, and the search goes on to its next tiling.
+
+The residue sets are cpplan's own; MiniMalloc (ASPLOS 2023) and the tiling search
+(:mod:`.tiling`) instead place blocks at offsets one by one and check each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from .pqtree import LEAF, Node, Q
+
+__all__ = ["Residues", "EXACT_CHILDREN", "MODULUS_MAX"]
+
+# Children of a P-node up to which its residues come from the subsets placed first (2 ** 7
+# subsets); beyond, from each child alone, a superset.
+EXACT_CHILDREN = 7
+# The least common multiple of the alignments (scaled) beyond which the check is not made:
+# its residue sets would be bit masks of more bits than this.
+MODULUS_MAX = 1 << 14
+# Nodes whose residues are kept before the cache is emptied (a long search makes millions).
+_CACHED = 200_000
+
+
+class Residues:
+    """The residue sets of one search's trees (see the module docstring): blocks' sizes and
+    alignments by position, and the bounds that ended blocks left on the nodes of starters
+    (:meth:`hold`)."""
+
+    def __init__(self, size: np.ndarray, align: np.ndarray, modulus: int) -> None:
+        self.modulus = modulus
+        self.full = (1 << modulus) - 1
+        self.size = [int(z) % modulus for z in size]
+        self.leaf = [self._multiples(int(a)) for a in align]
+        self.bound: dict[frozenset[int], int] = {}  # a starters' node's leaves: its residues
+        self._cache: dict[int, tuple[Node, int, int]] = {}
+
+    @classmethod
+    def of(cls, size: np.ndarray, align: np.ndarray) -> Residues | None:
+        """The residue sets for blocks of these sizes and alignments (by position); None where
+        no alignment is above 1 or their least common multiple is beyond :data:`MODULUS_MAX`."""
+        above = [int(a) for a in align if a > 1]
+        if not above:
+            return None
+        modulus = math.lcm(*above)
+        return cls(size, align, modulus) if modulus <= MODULUS_MAX else None
+
+    def _multiples(self, a: int) -> int:
+        if a <= 1:
+            return self.full
+        return sum(1 << r for r in range(0, self.modulus, a))
+
+    def _shift(self, mask: int, k: int) -> int:
+        """``mask``'s residues plus ``k`` (rotated modulo the modulus)."""
+        k %= self.modulus
+        if not k:
+            return mask
+        return ((mask << k) | (mask >> (self.modulus - k))) & self.full
+
+    def start(self, t: Node) -> tuple[int, int]:
+        """The residues at which ``t`` may start with its leaves aligned, and its size modulo
+        the modulus."""
+        got = self._cache.get(id(t))
+        if got is not None and got[0] is t:
+            return got[1], got[2]
+        if t.kind == LEAF:
+            j = next(iter(t.leaves))
+            mask, z = self.leaf[j], self.size[j]
+        else:
+            kids = [self.start(c) for c in t.children]
+            z = sum(k[1] for k in kids) % self.modulus
+            mask = self._run(kids, z) if t.kind == Q else self._any_order(kids)
+        bound = self.bound.get(t.leaves)
+        if bound is not None:
+            mask &= bound
+        if len(self._cache) >= _CACHED:
+            self._cache.clear()
+        self._cache[id(t)] = (t, mask, z)
+        return mask, z
+
+    def _run(self, kids: list[tuple[int, int]], total: int) -> int:
+        """Residues of children in this order or its reverse (a Q-node's)."""
+        forwards = backwards = self.full
+        below = 0
+        for mask, z in kids:
+            if mask != self.full:
+                forwards &= self._shift(mask, -below)
+                backwards &= self._shift(mask, below + z - total)
+            below += z
+        return forwards | backwards
+
+    def _any_order(self, kids: list[tuple[int, int]]) -> int:
+        """Residues of children in any order (a P-node's)."""
+        if all(mask == self.full for mask, _ in kids):
+            return self.full
+        n = len(kids)
+        if n <= EXACT_CHILDREN:
+            # first[s]: where the children of subset s may start, placed first in some order
+            first = [self.full] + [0] * ((1 << n) - 1)
+            sums = [0] * (1 << n)
+            for s in range(1, 1 << n):
+                low = s & -s
+                sums[s] = sums[s ^ low] + kids[low.bit_length() - 1][1]
+                out, rest = 0, s
+                while rest:
+                    bit = rest & -rest
+                    rest ^= bit
+                    before = first[s ^ bit]
+                    if before:
+                        out |= before & self._shift(kids[bit.bit_length() - 1][0], -sums[s ^ bit])
+                first[s] = out
+            return first[-1]
+        # Each child after some subset of the others (the subsets' sums, from both sides).
+        prefix = [1]
+        for _mask, z in kids:
+            prefix.append(prefix[-1] | self._shift(prefix[-1], z))
+        suffix = [1] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            suffix[i] = suffix[i + 1] | self._shift(suffix[i + 1], kids[i][1])
+        out = self.full
+        for i, (mask, _z) in enumerate(kids):
+            if mask == self.full:
+                continue
+            others = self._sums(prefix[i], suffix[i + 1])
+            at = 0
+            for r in _bits(others):
+                at |= self._shift(mask, -r)
+            out &= at
+        return out
+
+    def _sums(self, a: int, b: int) -> int:
+        out = 0
+        for r in _bits(a):
+            out |= self._shift(b, r)
+        return out
+
+    def run_start(self, tree: Node, run: frozenset[int]) -> int:
+        """The residues at which ``run`` (contiguous in ``tree``: a node, or a range of a
+        Q-node's children) may start with its leaves aligned."""
+        t = tree
+        while t.leaves != run:
+            inner = next((c for c in t.children if run <= c.leaves), None)
+            if inner is None:
+                kids = [self.start(c) for c in t.children if c.leaves & run]
+                return self._run(kids, sum(k[1] for k in kids))
+            t = inner
+        return self.start(t)[0]
+
+    def hold(self, leaves: frozenset[int], mask: int) -> int | None:
+        """Bind the node of ``leaves`` (a hole's starters, before their node is made) to start
+        at residues of ``mask``; what it was bound to before, for :meth:`release`."""
+        before = self.bound.get(leaves)
+        self.bound[leaves] = mask if before is None else before & mask
+        return before
+
+    def release(self, leaves: frozenset[int], before: int | None) -> None:
+        if before is None:
+            del self.bound[leaves]
+        else:
+            self.bound[leaves] = before
+
+    def fits(self, tree: Node) -> bool:
+        """Whether ``tree`` may keep every alignment: its root may start at 0."""
+        return bool(self.start(tree)[0] & 1)
+
+    def order(self, t: Node, at: int, work: list[int]) -> list[int] | None:
+        """A frontier of ``t`` in which every leaf is aligned when ``t`` starts at offset
+        ``at``; None where none is found within ``work[0]`` steps (spent from it)."""
+        mask, _z = self.start(t)
+        if not mask >> (at % self.modulus) & 1:
+            return None
+        work[0] -= 1
+        if work[0] < 0:
+            return None
+        if t.kind == LEAF:
+            return [next(iter(t.leaves))]
+        if t.kind == Q:
+            for kids in (t.children, t.children[::-1]):
+                got = self.in_order(kids, at, work)
+                if got is not None:
+                    return got
+            return None
+        return self._some_order(t.children, at, work)
+
+    def in_order(self, kids: Iterable[Node], at: int, work: list[int]) -> list[int] | None:
+        """Frontiers of ``kids`` one after the other from offset ``at``, every leaf aligned."""
+        out: list[int] = []
+        for c in kids:
+            got = self.order(c, at, work)
+            if got is None:
+                return None
+            out += got
+            at += self.start(c)[1]
+        return out
+
+    def _some_order(self, kids: tuple[Node, ...], at: int, work: list[int]) -> list[int] | None:
+        """The children in some order, each aligned: a search over the next child, children
+        alike (the same residues and size modulo the modulus) tried once, and the sets of
+        children left that failed at a residue remembered."""
+        keys = [self.start(c) for c in kids]
+        failed: set[tuple[tuple[tuple[int, int], ...], int]] = set()
+
+        def rest(left: int, at: int) -> list[int] | None:
+            if not left:
+                return []
+            memo = (tuple(sorted(keys[i] for i in _bits(left))), at % self.modulus)
+            if memo in failed:
+                return None
+            tried = set()
+            for i in _bits(left):
+                if keys[i] in tried or not keys[i][0] >> (at % self.modulus) & 1:
+                    continue
+                tried.add(keys[i])
+                got = self.order(kids[i], at, work)
+                if got is not None:
+                    after = rest(left ^ (1 << i), at + keys[i][1])
+                    if after is not None:
+                        return got + after
+                if work[0] < 0:
+                    return None
+            failed.add(memo)
+            return None
+
+        return rest((1 << len(kids)) - 1, at)
+
+
+def _bits(mask: int) -> Iterable[int]:
+    """The positions of ``mask``'s set bits, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
