@@ -23,6 +23,12 @@ An event of more blocks than :data:`.events.SIDE_MAX` a side gets only some of i
 it, one by one, and the starters that no listed hole took fill them (their sums are equal, as
 the event's and every other hole's are), so a long run re-cut beside short ones is found.
 
+Where alignments differ, an order may break them (an offset is the sum of the sizes below):
+each tree must then keep them in some frontier, checked on residue sets modulo the alignments
+(:mod:`.residues`, the enders' bound carried to the starters through each hole), and the order
+read back is one that keeps them. The check is sound but may pass a tree with no aligned
+frontier; a tiling whose aligned order is not read back is passed over, and the search goes on.
+
 Where every event's candidates are complete (:attr:`.events.Holes.complete`, none skipped), the
 search is exhaustive: running out of choices proves that the blocks do not fit at the height.
 Its nodes are one event's split each; chronological backtracking can thrash on long strips
@@ -55,6 +61,9 @@ __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
 REFILL_NODES_PER_SECOND = 10_000
 _CHECK_EVERY = 64  # nodes between looks at the clock and the stop flags
 SLICE = 2_000  # nodes of one direction's search before the other's turn
+# Steps (nodes visited) to read the aligned offsets of one tiling back before passing it over
+# (one read back takes a few hundred where it succeeds).
+ORDER_WORK = 2_000
 
 # One hole as the search applied it: its enders, its starters, and the tree in which the
 # enders had just been made contiguous (to read an order of the enders back from).
@@ -72,9 +81,11 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     of blocks the caller found at zero slack at ``height``, else found here.
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (a tiling of the strip: no two
-    blocks that share a moment overlap); ``infeasible`` only when a search ran out of choices
-    with every event's candidates complete (a proof); otherwise ``unknown``: the blocks are not
-    at zero slack at ``height``, their alignments differ, an event has no candidates, or
+    blocks that share a moment overlap, every alignment kept); ``infeasible`` only when a
+    search ran out of choices with every event's candidates complete and no tiling passed over
+    (a proof); otherwise ``unknown``: the blocks are not at zero slack at ``height``, their
+    alignments' least common multiple is beyond :data:`.residues.MODULUS_MAX`, an event has no
+    candidates, or
     ``budget``, ``node_budget``, the stop flags or ``cancel`` ended it. The nodes searched
     are charged to ``budget`` at :data:`REFILL_NODES_PER_SECOND`; ``stats`` receives
     ``nodes``.
@@ -252,10 +263,6 @@ def _splits(tree: Node, cands: tuple[Hole, ...], residues: Residues | None = Non
             residues.release(new.leaves, before)
 
     return covers(frozenset(), frozenset(), tree, [])
-
-
-# Steps (nodes visited) to read the aligned offsets of one tiling back before passing it over.
-ORDER_WORK = 100_000
 
 
 def _offsets(last: Node, path: list[list[_Applied]], size: np.ndarray,

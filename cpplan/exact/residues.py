@@ -14,7 +14,7 @@ tree keeps every alignment in some frontier only if its root may start at 0:
   where it may (exact: the children's orders are independent of one another);
 - a P-node of at most :data:`EXACT_CHILDREN` children: by dynamic programming over the subsets
   placed first (exact); of more, the residues at which each child, after some subset of the
-  others, starts where it may (a superset: the subsets are not tied to one order).
+  children, starts where it may (a superset: the subsets are not tied to one order).
 
 The blocks that end at an event keep their alignments after they end: the hole's starters
 start where the enders did, so the residues the enders' run may start at (:meth:`run_start`)
@@ -137,28 +137,20 @@ class Residues:
                         out |= before & self._shift(kids[bit.bit_length() - 1][0], -sums[s ^ bit])
                 first[s] = out
             return first[-1]
-        # Each child after some subset of the others (the subsets' sums, from both sides).
-        prefix = [1]
+        # Each child after some subset of the children (its own included: a superset, cheap),
+        # every residue once the subsets' sums reach them all (as many children soon do).
+        reach = 1  # (the sums of the subsets)
         for _mask, z in kids:
-            prefix.append(prefix[-1] | self._shift(prefix[-1], z))
-        suffix = [1] * (n + 1)
-        for i in range(n - 1, -1, -1):
-            suffix[i] = suffix[i + 1] | self._shift(suffix[i + 1], kids[i][1])
+            reach |= self._shift(reach, z)
+        if reach == self.full:
+            return self.full if all(mask for mask, _z in kids) else 0
         out = self.full
-        for i, (mask, _z) in enumerate(kids):
-            if mask == self.full:
-                continue
-            others = self._sums(prefix[i], suffix[i + 1])
-            at = 0
-            for r in _bits(others):
-                at |= self._shift(mask, -r)
-            out &= at
-        return out
-
-    def _sums(self, a: int, b: int) -> int:
-        out = 0
-        for r in _bits(a):
-            out |= self._shift(b, r)
+        for mask, _z in kids:
+            if mask != self.full:
+                at = 0
+                for r in _bits(reach):
+                    at |= self._shift(mask, -r)
+                out &= at
         return out
 
     def run_start(self, tree: Node, run: frozenset[int]) -> int:

@@ -37,7 +37,7 @@ from .model import PackingModel, build_model, pair_count
 from .outcome import Outcome
 from .realign import aligned_apart, realigned, unaligned
 from .refill import REFILL_NODES_PER_SECOND, refill
-from .tiling import TILE_NODES_PER_SECOND, is_tight, tile
+from .tiling import MERGED_SHARE, TILE_NODES_PER_SECOND, is_tight, tile
 
 __all__ = ["Outcome", "probe", "minimise"]
 
@@ -67,6 +67,9 @@ RELAXED_SHARE = 0.1
 # ... after the tiling search for this share (going on later from where it stopped): packings
 # made by straight and pinwheel cuts it rebuilds in a second, where the hole search may thrash.
 TILE_FIRST_SHARE = 0.05
+# ... where alignments differ, which slow the hole search down (:mod:`.residues`) and where the
+# tiling search's merged blocks answer packings of cuts in a second or two.
+TILE_FIRST_SHARE_ALIGNED = 0.2
 
 
 def _over(ceiling_mb: float | None) -> bool:
@@ -118,11 +121,16 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     apart = pool is not None and aligned_apart(blocks, ids, pool)  # (alignments that differ)
     memo: dict = {}  # (the tiling search's, to go on from where it stopped)
 
+    tile_share = TILE_SHARE_ALIGNED if apart else TILE_SHARE
+    # (merging blocks into rectangles, once for every call: for as long as the tiling search's
+    # later share would give it, not the first glance's)
+    merge_until = mine.deadline(MERGED_SHARE * tile_share * mine.remaining())
+
     def tiling_search(share: float, cancel: threading.Event | None) -> Outcome:
         assert pool is not None
         return tile(blocks, ids, heights[pool], mine.share(share),
                     node_budget=mine.nodes(TILE_NODES_PER_SECOND, share), resume=memo,
-                    cancel=cancel)
+                    cancel=cancel, merge_until=merge_until)
 
     # (at zero slack: its height and the candidate holes, listed once for both searches)
     tiled: tuple[int, Holes] | None = None
@@ -131,7 +139,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         # A tiling: a glance of the tiling search, then the holes each event refills,
         # searched in time order (it answers in a second where its candidates are complete,
         # or thrashes), then the rest.
-        out = tiling_search(TILE_FIRST_SHARE, cancel)
+        out = tiling_search(TILE_FIRST_SHARE_ALIGNED if apart else TILE_FIRST_SHARE, cancel)
         if out.status in ("feasible", "infeasible"):
             return out
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
@@ -159,8 +167,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         # the tiling search, then the race on part of what is left (it rebuilds tight packings
         # of a hundred aligned blocks, where the tiling search may not), then the tiling search
         # again, going on from where it stopped.
-        tile_share, race_share = ((TILE_SHARE_ALIGNED, RACE_SHARE_ALIGNED) if apart
-                                  else (TILE_SHARE, RACE_SHARE))
+        race_share = RACE_SHARE_ALIGNED if apart else RACE_SHARE
         with _Alongside(blocks, ids, heights, mine, growth_mb, tiled) as pairs:
             out = tiling_search(tile_share, pairs.answered)
             if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set():

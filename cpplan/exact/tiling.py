@@ -112,7 +112,8 @@ def is_tight(blocks: Blocks, ids: np.ndarray, height: int) -> bool:
 
 def tile(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
          node_budget: int | None = None, cancel: threading.Event | None = None,
-         stats: dict | None = None, resume: dict | None = None, merge: bool = True) -> Outcome:
+         stats: dict | None = None, resume: dict | None = None, merge: bool = True,
+         merge_until: float | None = None) -> Outcome:
     """Do blocks ``ids`` fit in their pool at most ``height`` high (scaled units)? Answered by
     the tiling search (module docstring).
 
@@ -127,7 +128,9 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     dict as an earlier one on the same blocks and height goes on from where that one stopped
     (its restarts and the deepest search's choices), instead of starting afresh. With ``merge``,
     the blocks merged into rectangles (:mod:`.dissection`) are searched first, for
-    :data:`MERGED_SHARE` of the time.
+    :data:`MERGED_SHARE` of the time; merging itself stops at that share of ``budget``, or at
+    ``merge_until`` (``time.perf_counter()``: a glance, resumed later, may merge for as long as
+    the calls to come).
     """
     ids = np.asarray(ids, np.int64)
     n = len(ids)
@@ -159,7 +162,8 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
         # Merging stops at the merged searches' share of the time (wall-clock mode; in
         # deterministic mode its work is bounded, and charged here), and takes it from them.
         memo[key] = _Attempts(size[live], align, local[:len(live)], local[len(live):], H,
-                              merge, budget.deadline(MERGED_SHARE * budget.remaining()))
+                              merge, budget.deadline(MERGED_SHARE * budget.remaining())
+                              if merge_until is None else merge_until)
         budget.report(len(live) * DISSECT_SECONDS_PER_BLOCK)
     attempts = memo[key]
     merged_before = attempts.reduced_nodes()
