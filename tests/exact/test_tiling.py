@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpplan import Buffer, Problem, check, make_blocks, objective_lower_bound
-from cpplan.deadline import PlanOptions
+from cpplan.deadline import Budget, PlanOptions
 from cpplan.exact import tiling
 from cpplan.exact.outcome import Outcome
 from cpplan.exact.tiling import is_tight, tight_share, tile
@@ -130,6 +130,25 @@ def test_perfect_packings_of_10000_buffers_are_packed_merged_into_rectangles():
     blocks, out = _tile(problem, node_budget=50_000, stats=stats)
     assert out.status == "feasible" and "merged blocks" in out.detail, out.detail
     assert stats["nodes"] < 1000
+    assert _valid(problem, blocks, out, problem.meta["optimum"])
+
+
+def test_a_glance_merges_for_as_long_as_it_is_told_and_later_calls_go_on_from_it():
+    # A short first call (the probe's glance) would stop merging at its own share of the time,
+    # and the calls that resume from it would search fewer merges; with merge_until, merging
+    # runs as long as without a limit, and the second call answers from the merged blocks.
+    problem = perfect_packing(2000, seed=6, aligned=True)
+    blocks = make_blocks(problem)
+    ids, height = np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale
+    merged = {}
+    for until in (None, time.perf_counter() + 60):
+        memo: dict = {}
+        tile(blocks, ids, height, Budget(0.02), resume=memo, merge_until=until)
+        (attempts,) = memo.values()
+        merged[until is None] = min(len(d) for d, _search, _done in attempts.tries)
+    assert merged[False] < merged[True]  # (cut short without it)
+    out = tile(blocks, ids, height, Budget(30.0), resume=memo)
+    assert out.status == "feasible" and "merged blocks" in out.detail, out.detail
     assert _valid(problem, blocks, out, problem.meta["optimum"])
 
 
