@@ -61,9 +61,9 @@ RACE_SHARE_ALIGNED = 0.7
 # The share of a probe at zero slack that the hole search (:mod:`.refill`) may take first: it
 # answers in a second or thrashes.
 REFILL_SHARE = 0.3
-# ... and then, where alignments differ and it did not answer, the share of what is left that it
-# may take on the blocks without their alignments, for a plan above the height to go on from.
-RELAXED_SHARE = 0.1
+# ... and before it, where alignments differ, the share it may take on the blocks without
+# them, for a plan above the height to go on from (found in a tenth of a second, or not at all).
+RELAXED_SHARE = 0.15
 # ... after the tiling search for this share (going on later from where it stopped): packings
 # made by straight and pinwheel cuts it rebuilds in a second, where the hole search may thrash.
 TILE_FIRST_SHARE = 0.05
@@ -90,10 +90,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
     every packing is a tiling) go first to the tiling search for :data:`TILE_FIRST_SHARE` of
     ``budget``, then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE` (where
-    alignments differ, it keeps them, and if it does not answer, it goes on for
-    :data:`RELAXED_SHARE` of what is left on the blocks without them, a relaxation whose "no"
-    is a proof; its tiling, placed again aligned, is the answer when within the heights, else
-    given to ``near`` as an ``unknown`` outcome with that packing, a plan above the heights:
+    alignments differ, it keeps them; before that, it runs for :data:`RELAXED_SHARE` on the
+    blocks without them, a relaxation whose "no" is a proof; its
+    tiling, placed again aligned, is the answer when within the heights, else given to
+    ``near`` as an ``unknown`` outcome with that packing, a plan above the heights:
     :mod:`.realign`); tight
     blocks (one pool, the load at the height over :data:`cpplan.exact.tiling.TIGHT_FROM` of
     their moments) go to the tiling search
@@ -144,13 +144,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             return out
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
         tiled = height, holes.cut(CANDIDATES_MAX)
-        out = refill(blocks, ids, heights[pool], mine.share(REFILL_SHARE), holes=holes,
-                     node_budget=mine.nodes(REFILL_NODES_PER_SECOND, REFILL_SHARE), cancel=cancel)
-        if out.status in ("feasible", "infeasible"):
-            return out
-        if apart and near is not None:
-            # (a plan above the height meanwhile: the blocks tiled without their alignments,
-            # a relaxation, and placed again aligned: :mod:`.realign`)
+        if apart:
+            # (a plan above the height first, where it comes fast: the blocks tiled without
+            # their alignments, a relaxation, and placed again aligned: :mod:`.realign`)
             out = refill(unaligned(blocks), ids, heights[pool], mine.share(RELAXED_SHARE),
                          holes=holes, node_budget=mine.nodes(REFILL_NODES_PER_SECOND,
                                                              RELAXED_SHARE), cancel=cancel)
@@ -160,8 +156,12 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
                 out = realigned(blocks, ids, pool, out.packing, heights[pool])
                 if out.status == "feasible":
                     return out
-                if out.offsets is not None:
+                if out.offsets is not None and near is not None:
                     near(out)
+        out = refill(blocks, ids, heights[pool], mine.share(REFILL_SHARE), holes=holes,
+                     node_budget=mine.nodes(REFILL_NODES_PER_SECOND, REFILL_SHARE), cancel=cancel)
+        if out.status in ("feasible", "infeasible"):
+            return out
     if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
         # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
         # the tiling search, then the race on part of what is left (it rebuilds tight packings

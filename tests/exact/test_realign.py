@@ -52,7 +52,7 @@ def test_a_probe_gives_the_realigned_plan_as_soon_as_it_is_made():
     blocks = make_blocks(problem)
     seen: list[Outcome] = []
     out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
-                Budget(1.5), near=seen.append)
+                Budget(3.0), near=seen.append)
     if out.status == "feasible":  # (the tiling search may answer; then it is at the height)
         assert int((out.packing + blocks.size).max()) * blocks.scale == problem.meta["optimum"]
         return
