@@ -89,7 +89,8 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
     every packing is a tiling) go first to the tiling search for :data:`TILE_FIRST_SHARE` of
-    ``budget``, then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE` (where
+    ``budget`` (:data:`TILE_FIRST_SHARE_ALIGNED` where alignments differ; merging blocks for
+    as long as its later share would give it), then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE` (where
     alignments differ, it keeps them; before that, it runs for :data:`RELAXED_SHARE` on the
     blocks without them, a relaxation whose "no" is a proof; its
     tiling, placed again aligned, is the answer when within the heights, else given to
