@@ -90,14 +90,13 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
     every packing is a tiling) go first to the tiling search for :data:`TILE_FIRST_SHARE` of
     ``budget`` (:data:`TILE_FIRST_SHARE_ALIGNED` where alignments differ; merging blocks for
-    as long as its later share would give it), then to the hole search (:mod:`.refill`) for :data:`REFILL_SHARE` (where
-    alignments differ, it keeps them; before that, it runs for :data:`RELAXED_SHARE` on the
-    blocks without them, a relaxation whose "no" is a proof; its
+    as long as its later share would give it), then to the hole search (:mod:`.refill`) for
+    :data:`REFILL_SHARE` (where alignments differ, it keeps them; before that, it runs for
+    :data:`RELAXED_SHARE` on the blocks without them, a relaxation whose "no" is a proof; its
     tiling, placed again aligned, is the answer when within the heights, else given to
     ``near`` as an ``unknown`` outcome with that packing, a plan above the heights:
-    :mod:`.realign`); tight
-    blocks (one pool, the load at the height over :data:`cpplan.exact.tiling.TIGHT_FROM` of
-    their moments) go to the tiling search
+    :mod:`.realign`); tight blocks (one pool, the load at the height over
+    :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
     :data:`RACE_SHARE` of what is left (:data:`TILE_SHARE_ALIGNED`, :data:`RACE_SHARE_ALIGNED`
     where alignments differ), then to the tiling search again; all the while, with two workers
