@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["Node", "leaf", "node", "contiguous", "replace", "frontier", "LEAF", "P", "Q"]
+__all__ = ["Node", "leaf", "node", "contiguous", "replace", "locate", "frontier", "LEAF", "P",
+           "Q"]
 
 LEAF, P, Q = 0, 1, 2
 _EMPTY, _PARTIAL, _FULL = 0, 1, 2
@@ -133,6 +134,18 @@ def replace(t: Node, s: frozenset[int], new: Node) -> Node:
     if t.kind != Q or touched != list(range(touched[0], touched[-1] + 1)):
         raise ValueError("replace: the leaves are not a block of the tree")
     return node(Q, t.children[:touched[0]] + (new,) + t.children[touched[-1] + 1:])
+
+
+def locate(t: Node, s: frozenset[int]) -> tuple[Node, range | None]:
+    """Where the block of ``s`` (contiguous in every frontier of ``t``) lies: its node and
+    None, or, where it is a range of a Q-node's children, that Q-node and the range."""
+    while t.leaves != s:
+        inner = next((c for c in t.children if s <= c.leaves), None)
+        if inner is None:
+            touched = [k for k, c in enumerate(t.children) if c.leaves & s]
+            return t, range(touched[0], touched[-1] + 1)
+        t = inner
+    return t, None
 
 
 def frontier(t: Node) -> list[int]:

@@ -50,7 +50,7 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from .events import PAIRS_ENUMERATED, SIDE_MAX, Hole, Holes, holes_of, zero_slack
 from .outcome import Outcome
-from .pqtree import Node, P, contiguous, frontier, leaf, node, replace
+from .pqtree import Node, P, contiguous, frontier, leaf, locate, node, replace
 from .residues import Residues
 
 __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
@@ -96,15 +96,17 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     pool = blocks.pools[int(ids[0])][0]
     size = blocks.size[ids].astype(np.int64)
     align = np.array([blocks.align_in(i, pool) for i in ids.tolist()], np.int64)
-    if (align > 1).any() and Residues.of(size, align) is None:
+    # (one per direction: a search binds the residues of the holes it fills)
+    forwards, backwards = Residues.of(size, align), Residues.of(size, align)
+    if (align > 1).any() and forwards is None:
         return Outcome("unknown", detail="refill: alignments too many to check")
     if holes is None:
         # (every candidate enumerated: a split costs the search one node, not a model literal)
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
-    searches = [_Search(holes, blocks.start[ids], size, False, Residues.of(size, align)),
-                _Search(holes.reversed(), blocks.end[ids], size, True, Residues.of(size, align))]
+    searches = [_Search(holes, blocks.start[ids], size, False, forwards),
+                _Search(holes.reversed(), blocks.end[ids], size, True, backwards)]
     deadline = budget.deadline()
     nodes = 0
 
@@ -303,20 +305,14 @@ def _enders_order(reduced: Node, enders: frozenset[int], at: dict[int, int], lo:
     the order ``at`` (positions) of the rest, in which the enders' block starts at position
     ``lo`` and offset ``y`` (with ``residues``, every ender aligned; None where none is
     found)."""
-    t = reduced
-    while t.leaves != enders:
-        inner = next((c for c in t.children if enders <= c.leaves), None)
-        if inner is not None:
-            t = inner
-            continue
-        # A range of a Q-node's children: its orientation, from a child outside the range.
-        touched = [k for k, c in enumerate(t.children) if c.leaves & enders]
-        k = touched[0] - 1 if touched[0] > 0 else touched[-1] + 1
-        other = at[next(iter(t.children[k].leaves))]
-        kids = t.children[touched[0]:touched[-1] + 1]
-        if (k < touched[0]) != (other < lo):
-            kids = kids[::-1]
-        if residues is None:
-            return [x for c in kids for x in frontier(c)]
-        return residues.in_order(kids, y, work)
-    return frontier(t) if residues is None else residues.order(t, y, work)
+    t, span = locate(reduced, enders)
+    if span is None:
+        return frontier(t) if residues is None else residues.order(t, y, work)
+    # A range of a Q-node's children: its orientation, from a child outside the range.
+    k = span[0] - 1 if span[0] > 0 else span[-1] + 1
+    kids = t.children[span[0]:span[-1] + 1]
+    if (k < span[0]) != (at[next(iter(t.children[k].leaves))] < lo):
+        kids = kids[::-1]
+    if residues is None:
+        return [x for c in kids for x in frontier(c)]
+    return residues.in_order(kids, y, work)

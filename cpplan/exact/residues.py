@@ -35,7 +35,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .pqtree import LEAF, Node, Q
+from .pqtree import LEAF, Node, Q, locate
 
 __all__ = ["Residues", "EXACT_CHILDREN", "MODULUS_MAX"]
 
@@ -156,14 +156,11 @@ class Residues:
     def run_start(self, tree: Node, run: frozenset[int]) -> int:
         """The residues at which ``run`` (contiguous in ``tree``: a node, or a range of a
         Q-node's children) may start with its leaves aligned."""
-        t = tree
-        while t.leaves != run:
-            inner = next((c for c in t.children if run <= c.leaves), None)
-            if inner is None:
-                kids = [self.start(c) for c in t.children if c.leaves & run]
-                return self._run(kids, sum(k[1] for k in kids))
-            t = inner
-        return self.start(t)[0]
+        t, span = locate(tree, run)
+        if span is None:
+            return self.start(t)[0]
+        kids = [self.start(t.children[k]) for k in span]
+        return self._run(kids, sum(k[1] for k in kids))
 
     def hold(self, leaves: frozenset[int], mask: int) -> int | None:
         """Bind the node of ``leaves`` (a hole's starters, before their node is made) to start

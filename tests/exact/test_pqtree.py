@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from cpplan.exact.pqtree import LEAF, Node, P, contiguous, frontier, leaf, node, replace
+from cpplan.exact.pqtree import LEAF, Node, P, Q, contiguous, frontier, leaf, locate, node, replace
 
 
 def _frontiers(t: Node) -> set[tuple[int, ...]]:
@@ -73,3 +73,12 @@ def test_contiguous_and_replace_keep_exactly_the_orders_allowed(seed):
                           for o in orders for way in itertools.permutations(new)}
                 alive = [x for x in alive if x not in s] + new
                 assert _frontiers(t) == orders
+
+
+def test_locate_finds_a_block_as_a_node_or_as_a_range_of_q_children():
+    inner = node(P, [leaf(4), leaf(5)])
+    tree = node(P, [node(Q, [leaf(0), leaf(1), leaf(2), leaf(3)]), inner])
+    assert locate(tree, frozenset({4, 5})) == (inner, None)
+    assert locate(tree, frozenset({5})) == (inner.children[1], None)
+    q, span = locate(tree, frozenset({1, 2}))
+    assert q is tree.children[0] and span == range(1, 3)
