@@ -59,8 +59,10 @@ RACE_SHARE = 0.6
 TILE_SHARE_ALIGNED = 0.25
 RACE_SHARE_ALIGNED = 0.7
 # The share of a probe at zero slack that the hole search (:mod:`.refill`) may take first: it
-# answers in a second or thrashes.
-REFILL_SHARE = 0.3
+# answers in a second or thrashes (but for a few tilings, which need 10**5 nodes, 2 to 4 s).
+REFILL_SHARE = 0.5
+# ... where alignments differ: less, as the tiling search that follows answers more of them.
+REFILL_SHARE_ALIGNED = 0.3
 # ... and before it, where alignments differ, the share it may take on the blocks without
 # them, for a plan above the height to go on from (found in a tenth of a second, or not at all).
 RELAXED_SHARE = 0.15
@@ -91,11 +93,11 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     every packing is a tiling) go first to the tiling search for :data:`TILE_FIRST_SHARE` of
     ``budget`` (:data:`TILE_FIRST_SHARE_ALIGNED` where alignments differ; merging blocks for
     as long as its later share would give it), then to the hole search (:mod:`.refill`) for
-    :data:`REFILL_SHARE` (where alignments differ, it keeps them; before that, it runs for
-    :data:`RELAXED_SHARE` on the blocks without them, a relaxation whose "no" is a proof; its
-    tiling, placed again aligned, is the answer when within the heights, else given to
-    ``near`` as an ``unknown`` outcome with that packing, a plan above the heights:
-    :mod:`.realign`); tight blocks (one pool, the load at the height over
+    :data:`REFILL_SHARE` (:data:`REFILL_SHARE_ALIGNED` where alignments differ; it keeps
+    them, and before that it runs for :data:`RELAXED_SHARE` on the blocks without them, a
+    relaxation whose "no" is a proof; its tiling, placed again aligned, is the answer when
+    within the heights, else given to ``near`` as an ``unknown`` outcome with that packing, a
+    plan above the heights: :mod:`.realign`); tight blocks (one pool, the load at the height over
     :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
     :data:`RACE_SHARE` of what is left (:data:`TILE_SHARE_ALIGNED`, :data:`RACE_SHARE_ALIGNED`
@@ -158,8 +160,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
                     return out
                 if out.offsets is not None and near is not None:
                     near(out)
-        out = refill(blocks, ids, heights[pool], mine.share(REFILL_SHARE), holes=holes,
-                     node_budget=mine.nodes(REFILL_NODES_PER_SECOND, REFILL_SHARE), cancel=cancel)
+        refill_share = REFILL_SHARE_ALIGNED if apart else REFILL_SHARE
+        out = refill(blocks, ids, heights[pool], mine.share(refill_share), holes=holes,
+                     node_budget=mine.nodes(REFILL_NODES_PER_SECOND, refill_share), cancel=cancel)
         if out.status in ("feasible", "infeasible"):
             return out
     if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
