@@ -47,26 +47,26 @@ def _truth(t: Node, size: np.ndarray, align: np.ndarray, modulus: int) -> int:
                if any(_aligned_at(o, r, size, align) for o in orders))
 
 
-@pytest.mark.parametrize("seed", range(120))
-def test_a_tree_of_small_nodes_may_start_exactly_where_some_frontier_keeps_every_alignment(seed):
+def _random(seed: int, least: int) -> tuple[Node, np.ndarray, np.ndarray, Residues]:
+    """A random tree of ``least`` to 7 blocks, their sizes and alignments, and its residues."""
     rng = random.Random(seed)
-    n = rng.randint(1, 7)
+    n = rng.randint(least, 7)
     size, align = _blocks(rng, n)
-    tree = _tree(rng, list(range(n)))
     residues = Residues.of(size, align)
     assert residues is not None and residues.modulus == 8
+    return _tree(rng, list(range(n))), size, align, residues
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_a_tree_of_small_nodes_may_start_exactly_where_some_frontier_keeps_every_alignment(seed):
+    tree, size, align, residues = _random(seed, 1)
     assert residues.start(tree)[0] == _truth(tree, size, align, 8)
     assert residues.fits(tree) == bool(_truth(tree, size, align, 8) & 1)
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_an_order_read_back_keeps_every_alignment_where_the_set_allows_it(seed):
-    rng = random.Random(seed)
-    n = rng.randint(2, 7)
-    size, align = _blocks(rng, n)
-    tree = _tree(rng, list(range(n)))
-    residues = Residues.of(size, align)
-    assert residues is not None
+    tree, size, align, residues = _random(seed, 2)
     orders = _frontiers(tree)
     for at in range(8):
         got = residues.order(tree, at, [10_000])
