@@ -85,10 +85,9 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     search ran out of choices with every event's candidates complete and no tiling passed over
     (a proof); otherwise ``unknown``: the blocks are not at zero slack at ``height``, their
     alignments' least common multiple is beyond :data:`.residues.MODULUS_MAX`, an event has no
-    candidates, or
-    ``budget``, ``node_budget``, the stop flags or ``cancel`` ended it. The nodes searched
-    are charged to ``budget`` at :data:`REFILL_NODES_PER_SECOND`; ``stats`` receives
-    ``nodes``.
+    candidates, or ``budget``, ``node_budget``, the stop flags or ``cancel`` ended it. The
+    nodes searched are charged to ``budget`` at :data:`REFILL_NODES_PER_SECOND`; ``stats``
+    receives ``nodes``.
     """
     ids = np.asarray(ids, np.int64)
     if holes is None and zero_slack(blocks, ids, height) is None:
@@ -96,8 +95,7 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     pool = blocks.pools[int(ids[0])][0]
     size = blocks.size[ids].astype(np.int64)
     align = np.array([blocks.align_in(i, pool) for i in ids.tolist()], np.int64)
-    # (one per direction: a search binds the residues of the holes it fills)
-    forwards, backwards = Residues.of(size, align), Residues.of(size, align)
+    forwards = Residues.of(size, align)
     if (align > 1).any() and forwards is None:
         return Outcome("unknown", detail="refill: alignments too many to check")
     if holes is None:
@@ -105,8 +103,9 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
+    # (residues of their own for each direction: a search binds those of the holes it fills)
     searches = [_Search(holes, blocks.start[ids], size, False, forwards),
-                _Search(holes.reversed(), blocks.end[ids], size, True, backwards)]
+                _Search(holes.reversed(), blocks.end[ids], size, True, Residues.of(size, align))]
     deadline = budget.deadline()
     nodes = 0
 
