@@ -26,6 +26,7 @@ from ..blocks import Blocks
 from ..bounds import stacking_height
 from ..deadline import Budget
 from ..exact.dfs import single_pool
+from ..exact.gapfill import improve as gap_fill
 from ..exact.lazy import improve, minimise, peak_first, probe
 from ..exact.outcome import Outcome
 from ..exact.realign import aligned_apart, realigned, unaligned
@@ -120,6 +121,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
+    if len(comp) >= params.gap_fill_from and ctx.above_target(comp):
+        _gap_fill(ctx, comp, budget.share(params.gap_fill))
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -154,6 +157,18 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             gave_up = target
     if ctx.goal == "minimise" and inc.infeasible is None:
         _minimise(ctx, comp, budget)
+
+
+def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> None:
+    """Lower the component's height by the gap-fill search (:mod:`cpplan.exact.gapfill`),
+    from its packing in the best plan, within ``budget``."""
+    b, inc = ctx.blocks, ctx.incumbent
+
+    def report(height: int, offsets: np.ndarray) -> None:
+        _offer(ctx, comp, offsets.copy(), "gap-fill")
+        inc.emit("gap-fill", f"component of {len(comp)}: height {height * b.scale}")
+
+    gap_fill(b, comp.ids, _packing(ctx, comp), budget, lower=ctx.target(), report=report)
 
 
 def _minimise(ctx: Context, comp: Component, budget: Budget) -> None:
@@ -253,8 +268,9 @@ def _refuted(ctx: Context, comp: Component, target: int, by: str, detail: str) -
 
 
 def _offer(ctx: Context, comp: Component, offsets: np.ndarray, planner: str) -> None:
-    if ctx.incumbent.offer_packing(comp.ids, offsets, planner) and planner not in ("lns", "peak"):
-        ctx.incumbent.emit(planner)  # (LNS and peak-first say more in their own lines)
+    if (ctx.incumbent.offer_packing(comp.ids, offsets, planner)
+            and planner not in ("lns", "peak", "gap-fill")):
+        ctx.incumbent.emit(planner)  # (LNS, peak-first and gap fill say more in their own lines)
 
 
 def _packing(ctx: Context, comp: Component) -> np.ndarray | None:

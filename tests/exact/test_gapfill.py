@@ -1,0 +1,86 @@
+"""The gap-fill search (:mod:`cpplan.exact.gapfill`): valid packings whatever the problem
+(alignments, fixed offsets, aliases), and lower than best-fit's where buffers reuse the bytes
+of the buffers that end."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+
+from cpplan import Buffer, Pool, Problem, make_blocks, objective_lower_bound
+from cpplan.deadline import Budget, PlanOptions
+from cpplan.exact.gapfill import fit_under, improve
+from cpplan.perfect import repeated_packing
+from cpplan.planners import get
+from tests.strategies import problems
+
+
+def _budget(seconds: float) -> Budget:
+    return PlanOptions(seconds, deterministic=True).budget()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(max_buffers=12, max_pools=1, capacities=False))
+def test_every_packing_it_reports_is_valid_and_lower_than_the_last(problem):
+    blocks = make_blocks(problem)
+    if not len(blocks):
+        return
+    ids = np.arange(len(blocks))
+    heights: list[int] = []
+
+    def report(height: int, offsets: np.ndarray) -> None:
+        plan = blocks.to_plan(np.zeros(len(blocks), np.int64), offsets, planner="gap-fill")
+        assert max(plan.heights.values(), default=0) == height * blocks.scale  # (checked)
+        heights.append(height)
+
+    out = improve(blocks, ids, None, _budget(0.2),
+                  lower=objective_lower_bound(blocks) // blocks.scale, report=report)
+    assert out.status == "feasible"
+    assert heights == sorted(heights, reverse=True) and len(set(heights)) == len(heights)
+    assert int((out.packing + blocks.size).max(initial=0)) == heights[-1]
+
+
+def test_fixed_blocks_stay_where_they_are_and_the_others_keep_their_alignment():
+    buffers = [Buffer("fixed", 64, 2, 6, offset=64)]
+    buffers += [Buffer(f"b{k}", 24 + 8 * (k % 3), k % 5, k % 5 + 3, alignment=16)
+                for k in range(12)]
+    problem = Problem(buffers)
+    blocks = make_blocks(problem)
+    offsets = fit_under(blocks, np.arange(len(blocks)), 10_000 // blocks.scale, _budget(1.0),
+                        random.Random(0))
+    assert offsets is not None
+    plan = blocks.to_plan(np.zeros(len(blocks), np.int64), offsets, planner="gap-fill")
+    assert plan.placements["fixed"].offset == 64
+    assert all(plan.placements[b.id].offset % 16 == 0 for b in buffers[1:])
+
+
+def test_it_lowers_best_fit_where_buffers_reuse_the_bytes_of_those_that_end():
+    problem = repeated_packing(600, seed=7)
+    blocks = make_blocks(problem)
+    greedy = get("best-fit")(problem)
+    _, offsets = blocks.arrays(greedy.placements)
+    out = improve(blocks, np.arange(len(blocks)), offsets, _budget(3.0),
+                  lower=objective_lower_bound(blocks) // blocks.scale)
+    blocks.to_plan(np.zeros(len(blocks), np.int64), out.packing, planner="gap-fill")  # checked
+    assert int((out.packing + blocks.size).max()) * blocks.scale < greedy.height
+
+
+def test_it_repeats_itself_on_the_deterministic_clock():
+    problem = repeated_packing(300, seed=2)
+    blocks = make_blocks(problem)
+    _, offsets = blocks.arrays(get("best-fit")(problem).placements)
+    runs = [improve(blocks, np.arange(len(blocks)), offsets, _budget(0.5), lower=0).packing
+            for _ in range(2)]
+    assert np.array_equal(*runs)
+
+
+def test_blocks_of_several_pools_are_declined_and_no_time_is_no_packing():
+    problem = Problem([Buffer("a", 8, 0, 2, pools=("fast", "slow")), Buffer("b", 8, 1, 3)],
+                      pools=[Pool("fast", capacity=16), Pool("slow")])
+    blocks = make_blocks(problem)
+    assert improve(blocks, np.arange(2), None, _budget(1.0), lower=0).status == "unknown"
+    one = make_blocks(Problem([Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)]))
+    assert fit_under(one, np.arange(2), 16, _budget(0.0), random.Random(0)) is None
+    assert fit_under(one, np.arange(2), 16, _budget(1.0), random.Random(0)) is not None
