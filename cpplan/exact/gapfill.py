@@ -145,7 +145,7 @@ def _search(m: _Moments, height: int, budget: Budget, rng: random.Random) -> np.
     if any(m.fixed_offset[j] + m.size[j] > height for j in m.fixed):
         return None
     off = list(m.fixed_offset)
-    k, alive = 0, []
+    k, alive = 0, list[int]()
     fill = rng.uniform(FILL_LOW, 1.0)
     try:
         while k < len(m.groups):
