@@ -117,12 +117,17 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     """Probes at the target, then (goal ``minimise``) a bisection between the proven bound and
     the best height: a yes lowers the best height, a proven no raises the bound, a probe that
     runs out of time moves the next target up towards the best height (probes with slack are
-    much easier); then CP-SAT's minimisation with the time left."""
+    much easier); then CP-SAT's minimisation with the time left.
+
+    A component of ``gap_fill_from`` blocks or more goes to the gap-fill search too: before the
+    first probe when it is tight (that probe takes most of the time), else after it (on the
+    graphs of real networks that probe answers at once)."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
-    if len(comp) >= params.gap_fill_from and ctx.above_target(comp):
-        _gap_fill(ctx, comp, budget.share(params.gap_fill))
+    filled = len(comp) < params.gap_fill_from  # (whether the gap-fill search had its turn)
+    if not filled and is_tight(b, comp.ids, ctx.target()):
+        filled = _gap_fill(ctx, comp, budget.share(params.gap_fill))
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -147,6 +152,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         out = probe(b, comp.ids, {0: target}, budget.share(share),
                     near=lambda above: _offer(ctx, comp, above.packing, "realigned"))
         first = False
+        if not filled and out.status == "unknown":
+            filled = _gap_fill(ctx, comp, budget.share(params.gap_fill))
         if out.status == "feasible":
             _offer(ctx, comp, out.packing, "probe")
         elif out.status == "infeasible":
@@ -159,16 +166,20 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         _minimise(ctx, comp, budget)
 
 
-def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> None:
+def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> bool:
     """Lower the component's height by the gap-fill search (:mod:`cpplan.exact.gapfill`),
-    from its packing in the best plan, within ``budget``."""
+    from its packing in the best plan, within ``budget`` (when it is above the target). True:
+    its turn is taken."""
     b, inc = ctx.blocks, ctx.incumbent
+    if not ctx.above_target(comp):
+        return True
 
     def report(height: int, offsets: np.ndarray) -> None:
         _offer(ctx, comp, offsets.copy(), "gap-fill")
         inc.emit("gap-fill", f"component of {len(comp)}: height {height * b.scale}")
 
     gap_fill(b, comp.ids, _packing(ctx, comp), budget, lower=ctx.target(), report=report)
+    return True
 
 
 def _minimise(ctx: Context, comp: Component, budget: Budget) -> None:
