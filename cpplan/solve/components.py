@@ -8,7 +8,9 @@ first, each with a fair share of the time left, and each by the strategy its siz
   and the branch-and-bound search (:func:`cpplan.exact.search.probe`; tight components to the
   tiling search first). A yes is a packing, a proven no raises the lower bound; then a
   bisection between the bound and the best height, and CP-SAT's own minimisation from the best
-  plan with what is left;
+  plan with what is left. One of ``gap_fill_from`` blocks or more also goes to the gap-fill
+  search (:mod:`cpplan.exact.gapfill`), which lowers the best plan where the probes' searches
+  get lost among its blocks;
 * a larger one, when tight at the target, goes to the tiling search first
   (:mod:`cpplan.exact.tiling`); otherwise it is **packed exact at its peak and greedy
   elsewhere** (:mod:`cpplan.exact.peak`), then improved by **large neighbourhood search**

@@ -48,8 +48,8 @@ class SolverParams:
     tile_aligned: float = 0.5
     #: Of a large component's time, what peak-first packing may take before LNS.
     peak: float = 0.8
-    #: Components of this many blocks or more go to the gap-fill search before the probes: a
-    #: plan near the bound where the probes' searches get lost among thousands of blocks.
+    #: Components of this many blocks or more go to the gap-fill search too: a plan near the
+    #: bound where the probes' searches get lost among thousands of blocks.
     gap_fill_from: int = 1000
     #: Of such a component's time, what the gap-fill search has (it finds most within seconds).
     gap_fill: float = 0.25

@@ -9,11 +9,12 @@ import random
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 
-from cpplan import Buffer, Pool, Problem, make_blocks, objective_lower_bound
+from cpplan import Buffer, Pool, Problem, check, make_blocks, objective_lower_bound
 from cpplan.deadline import Budget, PlanOptions
 from cpplan.exact.gapfill import fit_under, improve
 from cpplan.perfect import repeated_packing
 from cpplan.planners import get
+from cpplan.solve import SolverParams, solve
 from tests.strategies import problems
 
 
@@ -84,3 +85,14 @@ def test_blocks_of_several_pools_are_declined_and_no_time_is_no_packing():
     one = make_blocks(Problem([Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)]))
     assert fit_under(one, np.arange(2), 16, _budget(0.0), random.Random(0)) is None
     assert fit_under(one, np.arange(2), 16, _budget(1.0), random.Random(0)) is not None
+
+
+def test_solve_gives_large_components_to_it_and_keeps_what_it_finds():
+    problem = repeated_packing(500, seed=4)
+    phases: list[str] = []
+    plan = solve(problem, time_limit=3, deterministic=True,
+                 params=SolverParams(gap_fill_from=400),
+                 progress=lambda p: phases.append(p.phase))
+    assert check(problem, plan) == []
+    assert "gap-fill" in phases
+    assert plan.objective <= get("best-fit")(problem).objective
