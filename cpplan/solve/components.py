@@ -121,15 +121,15 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     runs out of time moves the next target up towards the best height (probes with slack are
     much easier); then CP-SAT's minimisation with the time left.
 
-    A component of ``gap_fill_from`` blocks or more goes to the gap-fill search too: before the
-    first probe when it is tight (that probe takes most of the time), else after it (on the
-    graphs of real networks that probe answers at once)."""
+    A component of ``gap_fill_from`` blocks or more goes to the gap-fill search too, after the
+    first probe (on the graphs of real networks it answers at once); when the component is
+    tight, that probe is a first look (``first_look``: perfect packings are rebuilt in it) and
+    the first probe proper, which takes most of the time, comes after the gap fill."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
     filled = len(comp) < params.gap_fill_from  # (whether the gap-fill search had its turn)
-    if not filled and is_tight(b, comp.ids, ctx.target()):
-        filled = _gap_fill(ctx, comp, budget.share(params.gap_fill))
+    quick = not filled and is_tight(b, comp.ids, ctx.target())  # (a first look, then it)
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -144,7 +144,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             target = (max(gave_up, lo - 1) + hi) // 2
             if target >= hi or target <= gave_up:
                 break
-        if ctx.goal == "fit":
+        if quick:
+            share = params.first_look
+        elif ctx.goal == "fit":
             share = 1.0  # one question, all of the component's time
         elif first:
             tight = is_tight(b, comp.ids, target)
@@ -153,7 +155,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             share = params.bisect_probe
         out = probe(b, comp.ids, {0: target}, budget.share(share),
                     near=lambda above: _offer(ctx, comp, above.packing, "realigned"))
-        first = False
+        first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
             filled = _gap_fill(ctx, comp, budget.share(params.gap_fill))
         if out.status == "feasible":

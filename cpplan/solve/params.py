@@ -53,6 +53,9 @@ class SolverParams:
     gap_fill_from: int = 1000
     #: Of such a component's time, what the gap-fill search has (it finds most within seconds).
     gap_fill: float = 0.25
+    #: Such a component, when tight: its first look at the lower bound, before the gap fill
+    #: (the tiling search rebuilds the packings made by cuts in it, and the hole search many).
+    first_look: float = 0.15
     #: The first probe (at the lower bound) of a tight component: the tiling search there is
     #: what rebuilds perfect packings; later probes only shave a greedy plan's excess.
     first_probe_tight: float = 0.75
