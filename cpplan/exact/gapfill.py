@@ -37,7 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..blocks import Blocks
-from ..deadline import Budget, OutOfTime
+from ..deadline import PLACEMENTS_PER_SECOND, Budget, OutOfTime
 from .dfs import single_pool
 from .outcome import Outcome
 
@@ -60,6 +60,11 @@ RESTART = 0.05
 #: The first height tried is this share under the height given; the search ends when it is
 #: not reached (the time goes to methods that do better there).
 FIRST_STEP = 0.01
+#: Of the time, what that first height gets (where the search suits the blocks, it gets there
+#: in a tenth of a second).
+FIRST_SHARE = 0.05
+#: ... and at least the time of this many passes over the blocks (the deterministic clock's).
+FIRST_PASSES = 5
 #: Of the time left, what each height of the bisection gets.
 HEIGHT_SHARE = 0.34
 
@@ -136,7 +141,9 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budget:
         if target <= gave_up:
             break
         tried += 1
-        found = _search(moments, target, budget.share(HEIGHT_SHARE), rng)
+        share = budget.share(HEIGHT_SHARE) if tried > 1 else budget.within(
+            max(FIRST_SHARE * budget.remaining(), FIRST_PASSES * len(ids) / PLACEMENTS_PER_SECOND))
+        found = _search(moments, target, share, rng)
         if found is None:
             if tried == 1:
                 break
