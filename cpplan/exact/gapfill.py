@@ -108,16 +108,17 @@ def fit_under(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget,
 def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budget: Budget, *,
             lower: int, report: Callable[[int, np.ndarray], None] | None = None) -> Outcome:
     """Lower the height of blocks ``ids`` (one pool, scaled units) below that of ``offsets``
-    (or of the first packing found, when None) by the gap-fill search, bisecting between
-    ``lower`` (the proven bound) and the best height, until ``budget`` runs out or the height
-    reaches ``lower``.
+    (or of the first packing found, when None) by the gap-fill search: first at a height
+    :data:`FIRST_STEP` under it (not reached in a short slice, it stops there), then bisecting
+    between ``lower`` (the proven bound) and the best height, until ``budget`` runs out or the
+    height reaches ``lower``.
 
     Returns ``feasible`` with the best packing found (``unknown`` when none was, or the blocks
     are not in one pool); ``report(height, offsets)`` is called on every better one."""
     ids = np.asarray(ids, np.int64)
     pool = single_pool(blocks, ids)
     if pool is None or not len(ids):
-        return Outcome("unknown", detail="gap fill: blocks of several pools")
+        return Outcome("unknown", detail="gap fill: no blocks, or blocks of several pools")
     moments = _Moments(blocks, ids, pool)
     size = blocks.size[ids]
     rng = random.Random(budget.seed)
