@@ -41,7 +41,7 @@ from ..deadline import PLACEMENTS_PER_SECOND, Budget, OutOfTime
 from .dfs import single_pool
 from .outcome import Outcome
 
-__all__ = ["improve", "fit_under"]
+__all__ = ["improve"]
 
 #: The least share of a gap that a subset must fill to go in together; each descent draws its
 #: own from FILL_LOW to 1 (a high one waits for exact fits, a low one packs whatever comes).
@@ -92,17 +92,6 @@ class _Moments:
         """The blocks of moments before the ``k``-th that are still alive at it."""
         t = self.times[k]
         return [i for g in self.groups[:k] for i in g if self.end[i] > t]
-
-
-def fit_under(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget,
-              rng: random.Random) -> np.ndarray | None:
-    """Offsets (scaled) of blocks ``ids`` (one pool) that keep them all under ``height``, found
-    by the gap-fill search within ``budget``; None when it ran out of time first (never a
-    proof), or the blocks are not in one pool."""
-    pool = single_pool(blocks, np.asarray(ids))
-    if pool is None:
-        return None
-    return _search(_Moments(blocks, np.asarray(ids, np.int64), pool), height, budget, rng)
 
 
 def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budget: Budget, *,
@@ -270,8 +259,9 @@ def _best_subset(size: list[int], cand: list[int],
     """The largest sum of sizes of a subset of ``cand`` at most ``width``, the subset, and
     the sums reached on the way (the answer is exact while at most :data:`SUMS_MAX` sums are
     reachable; then only the largest are kept, and it may fall short of the best)."""
-    if sum(size[i] for i in cand) <= width:
-        return sum(size[i] for i in cand), tuple(cand), len(cand)
+    total = sum(size[i] for i in cand)
+    if total <= width:
+        return total, tuple(cand), len(cand)
     reach: dict[int, tuple[int, ...]] = {0: ()}
     reached = 0
     for i in cand:

@@ -157,7 +157,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
                     near=lambda above: _offer(ctx, comp, above.packing, "realigned"))
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
-            filled = _gap_fill(ctx, comp, budget.share(params.gap_fill))
+            _gap_fill(ctx, comp, budget.share(params.gap_fill))
+            filled = True
         if out.status == "feasible":
             _offer(ctx, comp, out.packing, "probe")
         elif out.status == "infeasible":
@@ -170,20 +171,18 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         _minimise(ctx, comp, budget)
 
 
-def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> bool:
+def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> None:
     """Lower the component's height by the gap-fill search (:mod:`cpplan.exact.gapfill`),
-    from its packing in the best plan, within ``budget`` (when it is above the target). True:
-    its turn is taken."""
+    from its packing in the best plan, within ``budget`` (when it is above the target)."""
     b, inc = ctx.blocks, ctx.incumbent
     if not ctx.above_target(comp):
-        return True
+        return
 
     def report(height: int, offsets: np.ndarray) -> None:
         _offer(ctx, comp, offsets.copy(), "gap-fill")
         inc.emit("gap-fill", f"component of {len(comp)}: height {height * b.scale}")
 
     gap_fill(b, comp.ids, _packing(ctx, comp), budget, lower=ctx.target(), report=report)
-    return True
 
 
 def _minimise(ctx: Context, comp: Component, budget: Budget) -> None:

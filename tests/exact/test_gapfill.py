@@ -4,14 +4,12 @@ of the buffers that end."""
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 from cpplan import Buffer, Pool, Problem, check, make_blocks, objective_lower_bound
 from cpplan.deadline import Budget, PlanOptions
-from cpplan.exact.gapfill import fit_under, improve
+from cpplan.exact.gapfill import improve
 from cpplan.perfect import repeated_packing
 from cpplan.planners import get
 from cpplan.solve import SolverParams, solve
@@ -49,10 +47,8 @@ def test_fixed_blocks_stay_where_they_are_and_the_others_keep_their_alignment():
                 for k in range(12)]
     problem = Problem(buffers)
     blocks = make_blocks(problem)
-    offsets = fit_under(blocks, np.arange(len(blocks)), 10_000 // blocks.scale, _budget(1.0),
-                        random.Random(0))
-    assert offsets is not None
-    plan = blocks.to_plan(np.zeros(len(blocks), np.int64), offsets, planner="gap-fill")
+    out = improve(blocks, np.arange(len(blocks)), None, _budget(1.0), lower=0)
+    plan = blocks.to_plan(np.zeros(len(blocks), np.int64), out.packing, planner="gap-fill")
     assert plan.placements["fixed"].offset == 64
     assert all(plan.placements[b.id].offset % 16 == 0 for b in buffers[1:])
 
@@ -83,8 +79,8 @@ def test_blocks_of_several_pools_are_declined_and_no_time_is_no_packing():
     blocks = make_blocks(problem)
     assert improve(blocks, np.arange(2), None, _budget(1.0), lower=0).status == "unknown"
     one = make_blocks(Problem([Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3)]))
-    assert fit_under(one, np.arange(2), 16, _budget(0.0), random.Random(0)) is None
-    assert fit_under(one, np.arange(2), 16, _budget(1.0), random.Random(0)) is not None
+    assert improve(one, np.arange(2), None, _budget(0.0), lower=0).status == "unknown"
+    assert improve(one, np.arange(2), None, _budget(1.0), lower=0).status == "feasible"
 
 
 def test_solve_gives_large_components_to_it_and_keeps_what_it_finds():
