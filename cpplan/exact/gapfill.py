@@ -53,6 +53,12 @@ SUBSET_MAX = 16
 #: Sums reached by the subset sum that cost as much as one block placement (the deterministic
 #: clock counts both).
 SUMS_PER_PLACEMENT = 64
+#: The chance that a moment's blocks are offered to the gaps in a random order (else the
+#: largest first): a dead end's retries then differ in more than the gaps' order.
+SHUFFLED = 0.3
+#: Gaps are taken narrowest first by their width times 1 to 1 + this (random): near-ties
+#: go either way from one retry to the next.
+WIDTH_NOISE = 0.3
 #: Moments gone back after a dead end, on average (a geometric number, at least one).
 BACK_MEAN = 8.0
 #: The chance that a dead end sends the search back to the first moment.
@@ -193,9 +199,9 @@ def _place(m: _Moments, k: int, alive: list[int], off: list[int], height: int, f
     if height > cur:
         gaps.append([cur, height])
     todo = sorted(starting, key=lambda i: -size[i])
-    if rng.random() < 0.3:
+    if rng.random() < SHUFFLED:
         rng.shuffle(todo)
-    gaps.sort(key=lambda g: (g[1] - g[0]) * (1.0 + 0.3 * rng.random()))
+    gaps.sort(key=lambda g: (g[1] - g[0]) * (1.0 + WIDTH_NOISE * rng.random()))
     sums = 0
     for g in gaps:
         if not todo:
