@@ -20,9 +20,11 @@ time, so the same input gives the same packing on every machine load.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -49,6 +51,16 @@ DIVE_NODES_PER_BLOCK = 3
 #: (:class:`_Alongside`): beyond it, it would take a core from the tiling search for little
 #: chance of an answer (``benchmarks/versus.py`` on the tilings of ``cpplan.perfect``).
 PAIRS_MAX = 12_000
+#: Of what a tight probe has left, the share each of the alongside core's probes above its
+#: height takes (:meth:`_Alongside._bisect_above`), as the bisection's own probes do.
+ABOVE_SHARE = 0.34
+#: Below this many seconds no probe above the height is started on the alongside core.
+ABOVE_MIN = 0.2
+#: The first time slice of each strategy in such a probe (doubling every round).
+FIRST_SLICE = 0.25
+#: With probes above the height to make, the share of the time left that the alongside
+#: core's own model at the height has first (on thousands of blocks it answers nothing).
+OWN_SHARE = 0.5
 
 # Tight blocks: the tiling search's first share of a probe's budget, then the race's share of
 # what is left (the tiling search has the rest). Blocks whose alignments differ give the race
@@ -86,7 +98,8 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
           orders: tuple[str, ...] = RACE_ORDERS, first_slice: float = 0.25, dfs: bool = True,
           dive: bool = True, tiling: bool = True, growth_mb: float | None = None,
           cancel: threading.Event | None = None,
-          near: Callable[[Outcome], None] | None = None) -> Outcome:
+          near: Callable[[Outcome, str], None] | None = None,
+          above: int | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
@@ -97,8 +110,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     them, and before that it runs for :data:`RELAXED_SHARE` on the blocks without them, a
     relaxation whose "no" is a proof; its tiling, placed again aligned, is the answer when
     within the heights, else given to ``near`` as an ``unknown`` outcome with that packing, a
-    plan above the heights: :mod:`.realign`); tight blocks (one pool, the load at the height over
-    :data:`cpplan.exact.tiling.TIGHT_FROM` of their moments) go to the tiling search
+    plan above the heights, and what made it, ``"realigned"``: :mod:`.realign`); tight
+    blocks (one pool, the load at the height over :data:`cpplan.exact.tiling.TIGHT_FROM` of
+    their moments) go to the tiling search
     (:mod:`.tiling`) for :data:`TILE_SHARE` of ``budget``, then to the race for
     :data:`RACE_SHARE` of what is left (:data:`TILE_SHARE_ALIGNED`, :data:`RACE_SHARE_ALIGNED`
     where alignments differ), then to the tiling search again; all the while, with two workers
@@ -108,6 +122,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     With ``dfs`` (and blocks that all have one and the same candidate pool), the branch-and-bound
     search of :mod:`cpplan.exact.dfs` races too: in its own thread in place of one CP-SAT worker,
     or in deterministic mode first, for a node budget worth ``DFS_SHARE`` of ``budget``. With
+    ``above`` (the height of the best packing so far, one pool), the tight branch's core of
+    CP-SAT, once its own model is done without an answer (or where it has none), bisects the
+    heights between the probe's and ``above`` instead; the lowest packing it finds goes to
+    ``near`` (with ``"probe-above"``) when the probe ends. With
     ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
     block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if
     out of time once the process is that many MB above where it was when the race began
@@ -137,50 +155,39 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     # (at zero slack: its height and the candidate holes, listed once for both searches)
     tiled: tuple[int, Holes] | None = None
     height = None if pool is None or not tiling else zero_slack(blocks, ids, heights[pool])
-    if height is not None and pool is not None:
-        # A tiling: a glance of the tiling search, then the holes each event refills,
-        # searched in time order (it answers in a second where its candidates are complete,
-        # or thrashes), then the rest.
-        out = tiling_search(TILE_FIRST_SHARE_ALIGNED if apart else TILE_FIRST_SHARE, cancel)
-        if out.status in ("feasible", "infeasible"):
-            return out
-        holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
-        tiled = height, holes.cut(CANDIDATES_MAX)
-        if apart:
-            # (a plan above the height first, where it comes fast: the blocks tiled without
-            # their alignments, a relaxation, and placed again aligned: :mod:`.realign`)
-            out = refill(unaligned(blocks), ids, heights[pool], mine.share(RELAXED_SHARE),
-                         holes=holes, node_budget=mine.nodes(REFILL_NODES_PER_SECOND,
-                                                             RELAXED_SHARE), cancel=cancel)
-            if out.status == "infeasible":
+    # (the probes above the height on the other core, for all of a tight probe: a plan to go
+    # on from where the searches at the height get nowhere)
+    ladder = None if above is None or pool is None or not tiling or above <= heights[pool] \
+        else _Ladder(heights[pool], above)
+    try:
+        if height is not None and pool is not None:
+            with _Alongside(blocks, ids, pool, heights, mine, growth_mb, None, ladder,
+                            own=False):
+                out, holes = _at_zero_slack(blocks, ids, pool, heights[pool], mine, apart,
+                                            tiling_search, cancel, near)
+            if out is not None:
                 return out
-            if out.status == "feasible":
-                out = realigned(blocks, ids, pool, out.packing, heights[pool])
-                if out.status == "feasible":
-                    return out
-                if out.offsets is not None and near is not None:
-                    near(out)
-        refill_share = REFILL_SHARE_ALIGNED if apart else REFILL_SHARE
-        out = refill(blocks, ids, heights[pool], mine.share(refill_share), holes=holes,
-                     node_budget=mine.nodes(REFILL_NODES_PER_SECOND, refill_share), cancel=cancel)
-        if out.status in ("feasible", "infeasible"):
-            return out
-    if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
-        # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
-        # the tiling search, then the race on part of what is left (it rebuilds tight packings
-        # of a hundred aligned blocks, where the tiling search may not), then the tiling search
-        # again, going on from where it stopped.
-        race_share = RACE_SHARE_ALIGNED if apart else RACE_SHARE
-        with _Alongside(blocks, ids, heights, mine, growth_mb, tiled) as pairs:
-            out = tiling_search(tile_share, pairs.answered)
-            if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set():
-                out = probe(blocks, ids, heights, mine.share(race_share), orders=orders,
-                            first_slice=first_slice, dfs=dfs, dive=dive, tiling=False,
-                            growth_mb=growth_mb, cancel=pairs.answered)
-            if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set() \
-                    and mine.remaining() > 0:
-                out = tiling_search(1.0, pairs.answered)
-        return pairs.outcome or out
+            assert holes is not None
+            tiled = height, holes
+        if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
+            # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
+            # the tiling search, then the race on part of what is left (it rebuilds tight packings
+            # of a hundred aligned blocks, where the tiling search may not), then the tiling search
+            # again, going on from where it stopped.
+            race_share = RACE_SHARE_ALIGNED if apart else RACE_SHARE
+            with _Alongside(blocks, ids, pool, heights, mine, growth_mb, tiled, ladder) as pairs:
+                out = tiling_search(tile_share, pairs.answered)
+                if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set():
+                    out = probe(blocks, ids, heights, mine.share(race_share), orders=orders,
+                                first_slice=first_slice, dfs=dfs, dive=dive, tiling=False,
+                                growth_mb=growth_mb, cancel=pairs.answered)
+                if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set() \
+                        and mine.remaining() > 0:
+                    out = tiling_search(1.0, pairs.answered)
+            return pairs.outcome or out
+    finally:
+        if ladder is not None and ladder.found is not None and near is not None:
+            near(ladder.found, "probe-above")
     dfs_pool = pool if dfs else None
     # (the whole race's, set once; none in deterministic mode, whose runs must repeat)
     memory_ceiling = None if mine.deterministic else ceiling(growth_mb)
@@ -292,6 +299,41 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     return result[0] if result else Outcome("unknown")
 
 
+def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budget: Budget,
+                   apart: bool, tiling_search: Callable[[float, threading.Event | None], Outcome],
+                   cancel: threading.Event | None,
+                   near: Callable[[Outcome, str], None] | None
+                   ) -> tuple[Outcome | None, Holes | None]:
+    """Blocks at zero slack at ``height`` (:func:`probe`): a glance of the tiling search, then
+    the holes each event refills, searched in time order (it answers in a second where its
+    candidates are complete, or thrashes). The answer, if one came; else the candidate holes
+    (cut at :data:`CANDIDATES_MAX`) for the tight branch that follows."""
+    out = tiling_search(TILE_FIRST_SHARE_ALIGNED if apart else TILE_FIRST_SHARE, cancel)
+    if out.status in ("feasible", "infeasible"):
+        return out, None
+    holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
+    if apart:
+        # (a plan above the height first, where it comes fast: the blocks tiled without their
+        # alignments, a relaxation, and placed again aligned: :mod:`.realign`)
+        out = refill(unaligned(blocks), ids, height, budget.share(RELAXED_SHARE), holes=holes,
+                     node_budget=budget.nodes(REFILL_NODES_PER_SECOND, RELAXED_SHARE),
+                     cancel=cancel)
+        if out.status == "infeasible":
+            return out, holes
+        if out.status == "feasible":
+            out = realigned(blocks, ids, pool, out.packing, height)
+            if out.status == "feasible":
+                return out, holes
+            if out.offsets is not None and near is not None:
+                near(out, "realigned")
+    share = REFILL_SHARE_ALIGNED if apart else REFILL_SHARE
+    out = refill(blocks, ids, height, budget.share(share), holes=holes,
+                 node_budget=budget.nodes(REFILL_NODES_PER_SECOND, share), cancel=cancel)
+    if out.status in ("feasible", "infeasible"):
+        return out, None
+    return None, holes.cut(CANDIDATES_MAX)
+
+
 class _Alongside:
     """Context: CP-SAT on the ``pairs`` formulation (an order literal per pair of blocks that
     share a moment, :func:`cpplan.exact.model.build_model`) in a thread of its own, one worker,
@@ -308,15 +350,26 @@ class _Alongside:
     blocks where the pairs' search does not; its "none" is a proof only where no event's
     candidates were cut. It runs only where it has a core of its own (two workers or more, wall
     clock) and the pairs (or, at zero slack, the blocks) are at most :data:`PAIRS_MAX`.
+
+    With ``above`` (the height of the best packing so far), the core does not idle once that
+    model is done without an answer (on thousands of blocks at zero slack, a model of cut
+    candidates says "none" in seconds, no proof), or where the blocks are too many for it: it
+    bisects the heights between the probe's and ``above`` with CP-SAT's probes (each with the
+    next of :data:`RACE_ORDERS`' strategies, :data:`ABOVE_SHARE` of the time left), and keeps
+    the lowest packing found in ``above`` (an ``unknown`` outcome: a plan above the heights).
+    Those probes rebuild an allocator's reuse of freed bytes a few percent above its optimum
+    in seconds, where the tiling search at the optimum spends the whole probe.
     """
 
-    def __init__(self, blocks: Blocks, ids: np.ndarray, heights: dict[int, int],
+    def __init__(self, blocks: Blocks, ids: np.ndarray, pool: int, heights: dict[int, int],
                  budget: Budget, growth_mb: float | None,
-                 tiled: tuple[int, Holes] | None) -> None:
+                 tiled: tuple[int, Holes] | None, ladder: _Ladder | None = None, *,
+                 own: bool = True) -> None:
         self.answered = threading.Event()
         self._tiled = tiled  # (at zero slack: its height and the candidate holes)
         self.outcome: Outcome | None = None
         self._blocks, self._ids, self._heights, self._budget = blocks, ids, heights, budget
+        self._pool, self._ladder, self._own = pool, ladder, own
         self._ceiling = ceiling(growth_mb)
         self._solver: cp_model.CpSolver | None = None
         self._lock = threading.Lock()
@@ -325,14 +378,16 @@ class _Alongside:
 
     def __enter__(self) -> _Alongside:
         b, budget, tiled = self._blocks, self._budget, self._tiled
-        if budget.workers >= 2 and not budget.deterministic and (
-                len(self._ids) if tiled is not None
-                else pair_count(b.start[self._ids], b.end[self._ids])) <= PAIRS_MAX:
+        if budget.workers < 2 or budget.deterministic:
+            return self
+        own = self._own and (len(self._ids) if tiled is not None
+                             else pair_count(b.start[self._ids], b.end[self._ids])) <= PAIRS_MAX
+        if own or self._ladder is not None:
             # The holes' model is built here, before the tiling search starts: built in the
             # thread, it waits for the interpreter's lock that the search holds (3.7 s instead
             # of 0.4 s for a grid-grown tiling of 250 blocks).
-            model = None if tiled is None else self._holes_model(*tiled)
-            self._thread = threading.Thread(target=self._run, args=(model,), daemon=True)
+            model = None if tiled is None or not own else self._holes_model(*tiled)
+            self._thread = threading.Thread(target=self._run, args=(own, model), daemon=True)
             self._thread.start()
         return self
 
@@ -347,33 +402,106 @@ class _Alongside:
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             self._closed = True
-            solver = self._solver
-        # A model still being built is left to finish and see the context closed (never
-        # waited for); a solve is stopped until it ends (a stop asked for just before the
-        # solve began is lost, hence the loop).
-        while solver is not None and self._thread is not None and self._thread.is_alive():
+        # A model being built is left to finish and see the context closed (never waited
+        # for); a solve is stopped until it ends (a stop asked for just before the solve
+        # began is lost, hence the loop).
+        while self._thread is not None and self._thread.is_alive():
+            with self._lock:
+                solver = self._solver
+            if solver is None:
+                break
             solver.stop_search()
             self._thread.join(timeout=0.02)
 
-    def _run(self, model: tuple[PackingModel, str, bool] | None) -> None:
+    def _solve(self, model: cp_model.CpModel, seconds: float
+               ) -> tuple[cp_model.CpSolverStatus, cp_model.CpSolver] | None:
+        """``model`` solved on this core for at most ``seconds``: the status and the solver
+        (None: the context closed or the time ran out before it began)."""
         budget = self._budget
-        if model is None:
-            model = (build_model(self._blocks, self._ids, height_max=self._heights,
-                                 minimise=False, overlap="pairs", strategy=None), "pairs", True)
-        pm, name, proof = model
         with self._lock:
             if self._closed or budget.remaining() <= 0.01:
+                return None
+            self._solver = solver = new_solver(budget, min(seconds, budget.remaining()))
+        try:
+            return run(budget, solver, model, ceiling_mb=self._ceiling), solver
+        finally:
+            with self._lock:
+                self._solver = None
+
+    def _run(self, own: bool, model: tuple[PackingModel, str, bool] | None) -> None:
+        if own:
+            if model is None:
+                model = (build_model(self._blocks, self._ids, height_max=self._heights,
+                                     minimise=False, overlap="pairs", strategy=None),
+                         "pairs", True)
+            pm, name, proof = model
+            left = self._budget.remaining()
+            solved = self._solve(pm.model, left if self._ladder is None else OWN_SHARE * left)
+            if solved is None:
                 return
-            self._solver = solver = new_solver(budget, budget.remaining())
-        status = run(budget, solver, pm.model, ceiling_mb=self._ceiling)
-        if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
-            pools, offs = pm.read(solver)
-            self.outcome = Outcome("feasible", pools, offs, detail=name)
-        elif status == cp_model.INFEASIBLE and proof:
-            self.outcome = Outcome("infeasible", detail=name)
-        else:
-            return
-        self.answered.set()
+            status, solver = solved
+            if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+                pools, offs = pm.read(solver)
+                self.outcome = Outcome("feasible", pools, offs, detail=name)
+                self.answered.set()
+                return
+            if status == cp_model.INFEASIBLE and proof:
+                self.outcome = Outcome("infeasible", detail=name)
+                self.answered.set()
+                return
+        if self._ladder is not None:
+            self._bisect_above(self._ladder)
+
+    def _bisect_above(self, ladder: _Ladder) -> None:
+        """CP-SAT's probes between the ladder's heights: at each, the strategies of
+        :data:`RACE_ORDERS` in turn, in slices that double every round (as the race's: one of
+        them finds in a second what another does not in minutes), for :data:`ABOVE_SHARE` of
+        the time left; a packing lowers the best height, none raises the lowest."""
+        b, ids, budget, pool = self._blocks, self._ids, self._budget, self._pool
+        size = b.size[ids]
+        while budget.remaining() >= ABOVE_MIN:
+            target = (ladder.low + ladder.high) // 2
+            if target <= ladder.low:
+                return
+            until = budget.elapsed() + ABOVE_SHARE * budget.remaining()
+            models: dict[str, PackingModel] = {}
+            found = None
+            for k in itertools.count():
+                left = until - budget.elapsed()
+                if left <= 0.01:
+                    break
+                order = RACE_ORDERS[k % len(RACE_ORDERS)]
+                if order not in models:
+                    models[order] = build_model(b, ids, height_max={pool: target},
+                                                minimise=False, order_by=order)
+                pm = models[order]
+                solved = self._solve(pm.model, min(left, FIRST_SLICE * 2 ** (k // len(
+                    RACE_ORDERS))))
+                if solved is None:
+                    return
+                status, solver = solved
+                if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+                    found = Outcome("unknown", *pm.read(solver), detail=f"order {order}")
+                    break
+                if status == cp_model.INFEASIBLE:
+                    break
+            if found is not None and found.offsets is not None:
+                ladder.found = found
+                ladder.high = int((found.offsets + size).max())
+            else:  # (none in its time, or none at all: either way, look higher)
+                ladder.low = target
+
+
+@dataclass
+class _Ladder:
+    """The probes above a tight probe's height, on the alongside core
+    (:meth:`_Alongside._bisect_above`): the highest height where none found a packing
+    (``low``, at first the probe's own), the best height (``high``), the lowest packing found
+    (``found``)."""
+
+    low: int
+    high: int
+    found: Outcome | None = None
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):

@@ -153,8 +153,11 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             share = params.first_probe_tight if tight else params.first_probe
         else:
             share = params.bisect_probe
+        # (a large component's probes at the bound leave a core to probes above it: its own
+        # model there answers nothing on thousands of blocks)
         out = probe(b, comp.ids, {0: target}, budget.share(share),
-                    near=lambda above: _offer(ctx, comp, above.packing, "realigned"))
+                    above=h if len(comp) >= params.gap_fill_from else None,
+                    near=lambda above, by: _offer(ctx, comp, above.packing, by))
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
             _gap_fill(ctx, comp, budget.share(params.gap_fill))
