@@ -19,3 +19,27 @@ def test_a_race_past_its_memory_ceiling_starts_no_solve():
     race = {"dfs": False, "dive": False, "tiling": False}
     assert probe(blocks, ids, {0: 12}, Budget(5.0), **race).status == "feasible"
     assert probe(blocks, ids, {0: 12}, Budget(5.0), growth_mb=-1.0, **race).status == "unknown"
+
+
+def test_a_tight_probe_that_gets_nowhere_leaves_a_plan_above_its_height():
+    # realloc of 2000 buffers: at its optimum the tiling and hole searches get nowhere in a few
+    # seconds, while the alongside core's CP-SAT probes above it (the ladder, ``above``: the
+    # best height so far) find a packing between the two. It comes to ``near`` when the probe
+    # ends, as a plan above the height, valid and lower than the best.
+    from cpplan.deadline import PlanOptions
+    from cpplan.perfect import realloc_packing
+    from cpplan.planners.registry import get
+
+    problem = realloc_packing(2000, seed=1)
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    optimum = problem.meta["optimum"] // blocks.scale
+    best = get("best-fit")(problem).height // blocks.scale
+    got: list[tuple[str, np.ndarray]] = []
+    out = probe(blocks, ids, {0: optimum}, Budget(6.0, options=PlanOptions(6.0, workers=2)),
+                above=best, near=lambda o, by: got.append((by, o.packing)))
+    assert out.status == "unknown"
+    assert [by for by, _ in got] == ["probe-above"]
+    # (to_plan checks the plan: an invalid one raises)
+    plan = blocks.to_plan(np.zeros(len(ids), np.int64), got[0][1], planner="probe-above")
+    assert optimum < plan.height // blocks.scale < best
