@@ -50,17 +50,17 @@ def test_a_relaxed_tiling_comes_back_aligned_within_a_percent():
 def test_a_probe_gives_the_realigned_plan_as_soon_as_it_is_made():
     problem = repeated_packing(250, seed=0, aligned=True)
     blocks = make_blocks(problem)
-    seen: list[Outcome] = []
+    seen: list[tuple[Outcome, str]] = []
     # (on the deterministic clock: the same steps on every machine, however loaded; a wall
     # clock of 5 s failed in CI where 1 s is enough alone)
     out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
-                Budget(1.0, deterministic=True), near=seen.append)
+                Budget(1.0, deterministic=True), near=lambda o, by: seen.append((o, by)))
     if out.status == "feasible":  # (the tiling search may answer; then it is at the height)
         assert int((out.packing + blocks.size).max()) * blocks.scale == problem.meta["optimum"]
         return
     assert out.offsets is None  # (no answer: the plan above the height went to near)
-    (above,) = seen
-    assert above.status == "unknown"
+    ((above, by),) = seen
+    assert above.status == "unknown" and by == "realigned"
     plan = blocks.to_plan(above.pools, above.packing, planner="realigned")
     assert plan.height <= 1.01 * problem.meta["optimum"]
 
