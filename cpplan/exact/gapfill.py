@@ -63,11 +63,9 @@ WIDTH_NOISE = 0.3
 BACK_MEAN = 8.0
 #: The chance that a dead end sends the search back to the first moment.
 RESTART = 0.05
-#: The first height tried is this share under the height given; the search ends when it is
-#: not reached (the time goes to methods that do better there).
-FIRST_STEP = 0.01
-#: Of the time, what that first height gets (where the search suits the blocks, it gets there
-#: in a tenth of a second).
+#: Of the time, what the first height (one unit under the height given: where the search does
+#: not get there, it ends, and the time goes to methods that do better) gets (where the search
+#: suits the blocks, it gets there in a tenth of a second).
 FIRST_SHARE = 0.05
 #: ... and at least the time of this many passes over the blocks (the deterministic clock's).
 FIRST_PASSES = 5
@@ -103,10 +101,10 @@ class _Moments:
 def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budget: Budget, *,
             lower: int, report: Callable[[int, np.ndarray], None] | None = None) -> Outcome:
     """Lower the height of blocks ``ids`` (one pool, scaled units) below that of ``offsets``
-    (or of the first packing found, when None) by the gap-fill search: first at a height
-    :data:`FIRST_STEP` under it (not reached in a short slice, it stops there), then bisecting
-    between ``lower`` (the proven bound) and the best height, until ``budget`` runs out or the
-    height reaches ``lower``.
+    (or of the first packing found, when None) by the gap-fill search: first one unit under it
+    (not reached in a short slice, it stops there), then bisecting between ``lower`` (the
+    proven bound) and the best height, until ``budget`` runs out or the height reaches
+    ``lower``.
 
     Returns ``feasible`` with the best packing found (``unknown`` when none was, or the blocks
     are not in one pool); ``report(height, offsets)`` is called on every better one."""
@@ -129,11 +127,9 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray | None, budget:
     gave_up = lower - 1
     tried = 0
     while budget.remaining() > 0.01 and hi > lower:
-        if tried:
-            target = (max(gave_up, lower - 1) + hi) // 2
-        else:  # (first just under the height given: where the search does not get there, the
-            # time goes back to the caller at once)
-            target = max(lower, hi - max(1, int(hi * FIRST_STEP)))
+        # (first just under the height given: where the search does not get there, the time
+        # goes back to the caller at once)
+        target = (max(gave_up, lower - 1) + hi) // 2 if tried else max(lower, hi - 1)
         if target <= gave_up:
             break
         tried += 1
