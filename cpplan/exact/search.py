@@ -351,14 +351,15 @@ class _Alongside:
     candidates were cut. It runs only where it has a core of its own (two workers or more, wall
     clock) and the pairs (or, at zero slack, the blocks) are at most :data:`PAIRS_MAX`.
 
-    With ``above`` (the height of the best packing so far), the core does not idle once that
-    model is done without an answer (on thousands of blocks at zero slack, a model of cut
-    candidates says "none" in seconds, no proof), or where the blocks are too many for it: it
-    bisects the heights between the probe's and ``above`` with CP-SAT's probes (each with the
-    next of :data:`RACE_ORDERS`' strategies, :data:`ABOVE_SHARE` of the time left), and keeps
-    the lowest packing found in ``above`` (an ``unknown`` outcome: a plan above the heights).
-    Those probes rebuild an allocator's reuse of freed bytes a few percent above its optimum
-    in seconds, where the tiling search at the optimum spends the whole probe.
+    With a ``ladder`` (:class:`_Ladder`: the probe's height and the best packing's), the core
+    does not idle once that model is done without an answer (on thousands of blocks at zero
+    slack, a model of cut candidates says "none" in seconds, no proof; it then has only
+    :data:`OWN_SHARE` of the time left), where the blocks are too many for it, or where it has
+    none (``own=False``: beside the hole search, which runs before the tight branch): it
+    bisects the heights between the two with CP-SAT's probes (:meth:`_bisect_above`) and
+    keeps the lowest packing found in the ladder (a plan above the heights). Those probes
+    rebuild an allocator's reuse of freed bytes a few percent above its optimum in seconds,
+    where the searches at the optimum spend the whole probe.
     """
 
     def __init__(self, blocks: Blocks, ids: np.ndarray, pool: int, heights: dict[int, int],
@@ -497,7 +498,8 @@ class _Ladder:
     """The probes above a tight probe's height, on the alongside core
     (:meth:`_Alongside._bisect_above`): the highest height where none found a packing
     (``low``, at first the probe's own), the best height (``high``), the lowest packing found
-    (``found``)."""
+    (``found``). Mutable: the two contexts of one probe (beside the hole search, then the
+    tight branch) go on from where the other stopped, one after the other."""
 
     low: int
     high: int
