@@ -319,11 +319,11 @@ def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budg
                      node_budget=budget.nodes(REFILL_NODES_PER_SECOND, RELAXED_SHARE),
                      cancel=cancel)
         if out.status == "infeasible":
-            return out, holes
+            return out, None
         if out.status == "feasible":
             out = realigned(blocks, ids, pool, out.packing, height)
             if out.status == "feasible":
-                return out, holes
+                return out, None
             if out.offsets is not None and near is not None:
                 near(out, "realigned")
     share = REFILL_SHARE_ALIGNED if apart else REFILL_SHARE
@@ -464,11 +464,11 @@ class _Alongside:
             target = (ladder.low + ladder.high) // 2
             if target <= ladder.low:
                 return
-            until = budget.elapsed() + ABOVE_SHARE * budget.remaining()
+            mine = budget.share(ABOVE_SHARE)  # (this height's)
             models: dict[str, PackingModel] = {}
             found = None
             for k in itertools.count():
-                left = until - budget.elapsed()
+                left = mine.remaining()
                 if left <= 0.01:
                     break
                 order = RACE_ORDERS[k % len(RACE_ORDERS)]

@@ -157,7 +157,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         # model there answers nothing on thousands of blocks)
         out = probe(b, comp.ids, {0: target}, budget.share(share),
                     above=h if len(comp) >= params.gap_fill_from else None,
-                    near=lambda above, by: _offer(ctx, comp, above.packing, by))
+                    near=lambda plan, by: _offer(ctx, comp, plan.packing, by))
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
             _gap_fill(ctx, comp, budget.share(params.gap_fill))
