@@ -28,7 +28,7 @@ in bytes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias, cast
 
 import numpy as np
@@ -245,16 +245,9 @@ def build_model(
             m.add(offset[a] + apart <= offset[b])
     if minimise:
         m.minimize(objective_of(blocks, ids, height, presence))
-    life = (blocks.end - blocks.start)[ids]
-    order = sorted(range(n), key=ORDERS[order_by](size[ids], life, blocks.start[ids]))
+    order = _order(blocks, ids, order_by)
     if strategy is not None:
-        ks = [k for j in order if (k := kvars[j]) is not None]
-        lits = [lit for j in order for lit in presence[j].values() if lit is not True]
-        if lits:
-            m.add_decision_strategy(lits, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
-        chooser = {"lowest": cp_model.CHOOSE_LOWEST_MIN, "fixed": cp_model.CHOOSE_FIRST}[strategy]
-        if ks:
-            m.add_decision_strategy(ks, chooser, cp_model.SELECT_MIN_VALUE)
+        _decide(m, kvars, presence, order, strategy)
     if hint is not None:
         hp, ho = hint
         ho = np.array(ho, np.int64)
@@ -269,6 +262,43 @@ def build_model(
                     m.add_hint(lit, int(int(hp[j]) == p))
     return PackingModel(m, ids, offset, kvars, aligns, presence, height, order)
 
+
+
+def _order(blocks: Blocks, ids: np.ndarray, order_by: str) -> list[int]:
+    """Model positions of blocks ``ids`` in the order of :data:`ORDERS`' ``order_by``."""
+    size, life = blocks.size[ids], (blocks.end - blocks.start)[ids]
+    return sorted(range(len(ids)), key=ORDERS[order_by](size, life, blocks.start[ids]))
+
+
+def _decide(m: cp_model.CpModel, kvars: list[cp_model.IntVar | None],
+            presence: list[dict[int, PoolLiteral]], order: list[int], strategy: str) -> None:
+    """Add ``strategy``'s decisions (:func:`build_model`) over the blocks in ``order``: first
+    each block's pool, then its offset."""
+    ks = [k for j in order if (k := kvars[j]) is not None]
+    lits = [lit for j in order for lit in presence[j].values() if lit is not True]
+    if lits:
+        m.add_decision_strategy(lits, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+    chooser = {"lowest": cp_model.CHOOSE_LOWEST_MIN, "fixed": cp_model.CHOOSE_FIRST}[strategy]
+    if ks:
+        m.add_decision_strategy(ks, chooser, cp_model.SELECT_MIN_VALUE)
+
+
+def variant(pm: PackingModel, blocks: Blocks, *, order_by: str,
+            height_max: dict[int, int] | None = None, strategy: str = "lowest") -> PackingModel:
+    """``pm`` (built with no strategy) with ``strategy``'s decisions in ``order_by``'s order
+    and, with ``height_max``, pool ``p`` at most ``height_max[p]`` high: a copy of its model,
+    not a new one (a few milliseconds where building 2000 blocks takes a tenth of a second,
+    twice that in a thread beside the interpreter's other work). Its "none" at a height is a
+    proof, as the model built at that height would give."""
+    if len(pm.model.proto.search_strategy):
+        raise ValueError("variant needs a model built with no strategy (strategy=None)")
+    m = pm.model.clone()
+    for p, h in (height_max or {}).items():
+        if p in pm.height:
+            m.add(pm.height[p] <= h)
+    order = _order(blocks, pm.ids, order_by)
+    _decide(m, pm.k, pm.presence, order, strategy)
+    return replace(pm, model=m, order=order)
 
 
 def objective_of(blocks: Blocks, ids: np.ndarray, height: dict[int, cp_model.IntVar],

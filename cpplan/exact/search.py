@@ -35,7 +35,7 @@ from .cpsat import new_solver, run
 from .dfs import DFS_NODES_PER_SECOND, fit, single_pool
 from .events import CANDIDATES_MAX, PAIRS_ENUMERATED, Holes, add_holes, holes_of, zero_slack
 from .heap import ceiling, resident_mb
-from .model import PackingModel, build_model, pair_count
+from .model import PackingModel, build_model, pair_count, variant
 from .outcome import Outcome
 from .realign import aligned_apart, realigned, unaligned
 from .refill import REFILL_NODES_PER_SECOND, refill
@@ -220,11 +220,14 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     models: dict[str, PackingModel] = {}
 
-    # built on first use, so that a fast answer skips the rest
+    # built on first use, so that a fast answer skips the rest; each order's a copy of one
+    # model with its own strategy (:func:`.model.variant`), not a model built again
     def model_of(order: str) -> PackingModel:
         if order not in models:
-            pm = build_model(blocks, ids, height_max=heights, minimise=False, order_by=order)
-            models.setdefault(order, pm)
+            if "" not in models:
+                models.setdefault("", build_model(blocks, ids, height_max=heights,
+                                                  minimise=False, strategy=None))
+            models.setdefault(order, variant(models[""], blocks, order_by=order))
         return models[order]
 
     def halt() -> None:  # under the lock: an answer is in (or a stop), end the other racers
@@ -460,22 +463,22 @@ class _Alongside:
         the time left; a packing lowers the best height, none raises the lowest."""
         b, ids, budget, pool = self._blocks, self._ids, self._budget, self._pool
         size = b.size[ids]
+        base: PackingModel | None = None
         while budget.remaining() >= ABOVE_MIN:
             target = (ladder.low + ladder.high) // 2
             if target <= ladder.low:
                 return
             mine = budget.share(ABOVE_SHARE)  # (this height's)
-            models: dict[str, PackingModel] = {}
+            if base is None:  # (built once, at the best height: each probe is a copy of it)
+                base = build_model(b, ids, height_max={pool: ladder.high}, minimise=False,
+                                   strategy=None)
             found = None
             for k in itertools.count():
                 left = mine.remaining()
                 if left <= 0.01:
                     break
                 order = RACE_ORDERS[k % len(RACE_ORDERS)]
-                if order not in models:
-                    models[order] = build_model(b, ids, height_max={pool: target},
-                                                minimise=False, order_by=order)
-                pm = models[order]
+                pm = variant(base, b, order_by=order, height_max={pool: target})
                 solved = self._solve(pm.model, min(left, FIRST_SLICE * 2 ** (k // len(
                     RACE_ORDERS))))
                 if solved is None:

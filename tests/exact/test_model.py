@@ -10,7 +10,7 @@ from ortools.sat.python import cp_model
 
 from cpplan import Buffer, Problem, make_blocks
 from cpplan.deadline import PlanOptions
-from cpplan.exact.model import build_model, maximal_cliques, pair_count
+from cpplan.exact.model import build_model, maximal_cliques, pair_count, variant
 from cpplan.exact.search import probe
 from cpplan.perfect import realloc_packing
 
@@ -111,3 +111,35 @@ def test_a_tight_probe_races_the_pairs_formulation_beside_the_tiling_search():
     assert out.status == "feasible"
     plan = blocks.to_plan(out.pools, out.offsets, planner="probe")
     assert plan.height == problem.meta["optimum"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(max_buffers=6, gaps=True), st.floats(0.3, 1.0), st.sampled_from(["size", "end"]))
+def test_a_variant_at_a_lower_height_answers_as_the_model_built_there(problem, part, order):
+    # A copy of a model built high (no strategy), brought down to other heights with a strategy
+    # of its own: it finds a packing within them exactly where the model built at them does.
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    high = {p: int(c) if c >= 0 else 1 << 12 for p, c in enumerate(blocks.pool_capacity)}
+    low = {p: int(h * part) for p, h in high.items()}
+    base = build_model(blocks, ids, height_max=high, minimise=False, strategy=None)
+    answers = []
+    for pm in (build_model(blocks, ids, height_max=low, minimise=False, order_by=order),
+               variant(base, blocks, order_by=order, height_max=low)):
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        status = solver.solve(pm.model)
+        assert status in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
+        answers.append(status)
+        if status == cp_model.OPTIMAL:
+            plan = blocks.to_plan(*pm.read(solver), planner="test")  # checked
+            for p, h in low.items():
+                assert plan.heights.get(problem.pools[p].name, 0) <= h * blocks.scale
+    assert answers[0] == answers[1]
+
+
+def test_a_variant_is_made_from_a_model_with_no_strategy():
+    blocks = make_blocks(_staircase())
+    with_one = build_model(blocks, np.arange(len(blocks)), height_max={0: 10})
+    with pytest.raises(ValueError, match="no strategy"):
+        variant(with_one, blocks, order_by="size")
