@@ -374,6 +374,27 @@ def test_the_time_limit_counts_the_whole_command(files, monkeypatch, flags, plan
     assert given == [pytest.approx(planning)]
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the process's start: /proc")
+def test_the_command_counts_its_time_from_the_process_start():
+    # Half a second spent before the command is imported (a slow interpreter start-up, say) is
+    # part of the command's time, as a user's clock measures it; a command invoked later in a
+    # long-lived process (this one) counts from its own invocation.
+    code = ("import time; time.sleep(0.5)\n"
+            "from cpplan.cli import common, main\n"
+            "common.count_from_process_start()\n"
+            "main(['planners'], standalone_mode=False)\n"
+            "print('elapsed', common.elapsed())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    took = float(done.stdout.split("elapsed")[-1])
+    assert took >= 0.5
+    from cpplan.cli import common
+
+    assert run("planners").exit_code == 0
+    assert common.elapsed() < 0.5
+
+
 def test_convert_never_writes_an_invalid_plan(files):
     plan = plan_csv(files / "plan.csv", {"a": 0, "b": 48, "c": 0})
     out = files / "out.json"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 # First: installs the handler of Ctrl-C before anything heavy is imported.
-from .common import main
+from .common import count_from_process_start, main
 
 try:
     import click
@@ -29,7 +29,8 @@ __all__ = ["main", "run"]
 
 def run() -> None:
     """The ``cpplan`` command's entry point: :func:`main`, with Ctrl-C at any moment (start-up
-    included) one line and exit code 130."""
+    included) one line and exit code 130; the time limit counts from the process's start."""
+    count_from_process_start()
     try:
         main()
     except KeyboardInterrupt:
