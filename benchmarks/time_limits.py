@@ -2,13 +2,18 @@
 
 For each instance and each limit T, runs the command line as a user would and prints the solve
 time cpplan reports (the planning: reading the file, start-up and writing aside), the wall time
-of the whole command, its overrun past T (the limit covers the whole command, Python's start-up
-and cpplan's imports aside), and the status. With ``--ctrl-c S`` it also sends SIGINT after S
-seconds of a 60 s solve and prints how long the command took to exit after it, and whether the
-plan it wrote passes ``cpplan check``.
+of the whole command, its overrun past T (the limit covers the whole command: on Linux from the
+process's start, Python's start-up and cpplan's imports included), and the status. With
+``--ctrl-c S`` it also sends SIGINT after S seconds of a 60 s solve and prints how long the
+command took to exit after it, and whether the plan it wrote passes ``cpplan check``.
 
     python benchmarks/time_limits.py                    # T = 1 and 5, every instance
     python benchmarks/time_limits.py --limits 1 --sets idealloc --ctrl-c 3
+    python benchmarks/time_limits.py --limits 1 3 10 --sets --families mosaic repeated
+
+``--families`` adds the generated problems of :data:`cpplan.perfect.FAMILIES` (``--size``
+buffers, seed 0; ``aligned-`` before a name for its aligned variant): at zero slack, where the
+searches' fixed costs (listing the candidate holes, building their model) are largest.
 
 Each row is printed as its command ends; exits 1 after the last when a command failed (no JSON
 record: the row gives its last error line) or, with ``--ctrl-c``, a plan written after SIGINT
@@ -68,6 +73,9 @@ def main() -> int:
     ap.add_argument("--limits", type=float, nargs="+", default=[1.0, 5.0])
     ap.add_argument("--sets", nargs="+", default=["challenging", "idealloc"])
     ap.add_argument("--names", nargs="*", default=None, help="only these instances")
+    ap.add_argument("--families", nargs="*", default=[],
+                    help="generated problems too (cpplan.perfect.FAMILIES; aligned-NAME)")
+    ap.add_argument("--size", type=int, default=2000, help="buffers of each generated problem")
     ap.add_argument("--ctrl-c", type=float, default=None, metavar="S",
                     help="also interrupt a 60 s solve after S seconds")
     args = ap.parse_args()
@@ -77,6 +85,15 @@ def main() -> int:
         if got is None:
             return 0
         files += got
+    tmp = tempfile.TemporaryDirectory()
+    for name in args.families:
+        from cpplan.io import write_problem
+        from cpplan.perfect import FAMILIES
+
+        family = name.removeprefix("aligned-")
+        path = Path(tmp.name) / f"{name}-{args.size}-0.json"
+        write_problem(FAMILIES[family](args.size, seed=0, aligned=family != name), path)
+        files.append(path)
     print(f"{'instance':<22} {'T':>5} {'solve s':>8} {'wall s':>7} {'over T':>7}  status",
           flush=True)
     overruns = []

@@ -10,6 +10,7 @@ output (writers are atomic). ``cpplan check`` exits 1 when the plan is invalid.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 # First: installs the handler of Ctrl-C before anything heavy is imported.
@@ -36,3 +37,8 @@ def run() -> None:
     except KeyboardInterrupt:
         click.echo("cpplan: interrupted", err=True)
         sys.exit(130)
+    finally:
+        # What the command made is left to the operating system: the collections of the
+        # interpreter's exit would walk all of it again (0.26 s after a 20 s solve of 2000
+        # buffers, past the time limit; 0.03 s frozen). Exit handlers still run.
+        gc.freeze()

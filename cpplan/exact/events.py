@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,6 +114,11 @@ class Holes:
                 complete = False
             events.append(cands)
         return Holes(tuple(events), complete, self.size, self.skipped)
+
+    def members(self) -> int:
+        """The blocks of all candidates, counted once per candidate (what :func:`add_holes`
+        makes constraints of)."""
+        return sum(len(h.enders) + len(h.starters) for event in self.events for h in event)
 
     def reversed(self) -> Holes:
         """The same holes with time running backwards: the events last first, each hole's
@@ -322,12 +328,15 @@ def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most
             for j in keep_], complete
 
 
-def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
+def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None, *,
+             until: float = math.inf) -> Holes:
     """The candidate holes at every event inside the span of blocks ``ids`` (positions in
     ``ids``), for blocks at zero slack (:func:`zero_slack`): there the enders' and the
     starters' sums are equal at every event. Blocks of size zero take no part. At most
     ``most`` candidates an event (:data:`CANDIDATES_MAX` by default), the fewest blocks
-    first."""
+    first. Past ``until`` (``time.perf_counter()``) the events left are skipped (no
+    candidates: the holes stay exact, only weaker; thousands of equal sums an event take
+    seconds to list)."""
     ids = np.asarray(ids, np.int64)
     size = blocks.size[ids].astype(np.int64)
     start, end = blocks.start[ids], blocks.end[ids]
@@ -345,7 +354,7 @@ def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None) -> Holes:
         if t in (t0, t1):
             continue
         e, s = np.array(by_end[t], np.int64), np.array(by_start[t], np.int64)
-        if max(len(e), len(s)) > SIDE_HARD:
+        if max(len(e), len(s)) > SIDE_HARD or time.perf_counter() > until:
             skipped += 1
             continue  # (no constraint: exact, only weaker here)
         most_ = CANDIDATES_MAX if most is None else most

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,6 +74,11 @@ RACE_SHARE_ALIGNED = 0.7
 # The share of a probe at zero slack that the hole search (:mod:`.refill`) may take first: it
 # answers in a second or thrashes (but for a few tilings, which need 10**5 nodes, 2 to 4 s).
 REFILL_SHARE = 0.5
+# Building the holes' model (:func:`.events.add_holes`) costs about this much per candidate's
+# block (1.0 s for the 100 000 of repeated-2000-0, 4.8 s for mosaic-2000-0's 540 000); the
+# alongside core's own model is built only where that is at most MODEL_SHARE of the time left.
+HOLES_MODEL_SECONDS_PER_MEMBER = 1e-5
+MODEL_SHARE = 0.25
 # ... where alignments differ: less, as the tiling search that follows answers more of them.
 REFILL_SHARE_ALIGNED = 0.3
 # ... and before it, where alignments differ, the share it may take on the blocks without
@@ -99,7 +105,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
           dive: bool = True, tiling: bool = True, growth_mb: float | None = None,
           cancel: threading.Event | None = None,
           near: Callable[[Outcome, str], None] | None = None,
-          above: int | None = None) -> Outcome:
+          above: int | None = None, keep: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
@@ -125,7 +131,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ``above`` (the height of the best packing so far, one pool), the tight branch's core of
     CP-SAT, once its own model is done without an answer (or where it has none), bisects the
     heights between the probe's and ``above`` instead; the lowest packing it finds goes to
-    ``near`` (with ``"probe-above"``) when the probe ends. With
+    ``near`` (with ``"probe-above"``) when the probe ends. ``keep``, a dict the caller keeps
+    across its probes of the same blocks, holds what they need at zero slack and would
+    otherwise make again: the candidate holes (seconds to list on thousands of blocks with
+    many equal sums) and the holes' model. With
     ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
     block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if
     out of time once the process is that many MB above where it was when the race began
@@ -164,18 +173,21 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             with _Alongside(blocks, ids, pool, heights, mine, growth_mb, None, ladder,
                             own=False):
                 out, holes = _at_zero_slack(blocks, ids, pool, heights[pool], mine, apart,
-                                            tiling_search, cancel, near)
+                                            tiling_search, cancel, near, keep)
             if out is not None:
                 return out
             assert holes is not None
             tiled = height, holes
+        if mine.remaining() <= 0:  # (a glance and a hole search that took all of it)
+            return Outcome("unknown", detail="out of time")
         if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
             # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
             # the tiling search, then the race on part of what is left (it rebuilds tight packings
             # of a hundred aligned blocks, where the tiling search may not), then the tiling search
             # again, going on from where it stopped.
             race_share = RACE_SHARE_ALIGNED if apart else RACE_SHARE
-            with _Alongside(blocks, ids, pool, heights, mine, growth_mb, tiled, ladder) as pairs:
+            with _Alongside(blocks, ids, pool, heights, mine, growth_mb, tiled, ladder,
+                            keep=keep) as pairs:
                 out = tiling_search(tile_share, pairs.answered)
                 if out.status not in ("feasible", "infeasible") and not pairs.answered.is_set():
                     out = probe(blocks, ids, heights, mine.share(race_share), orders=orders,
@@ -305,16 +317,24 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budget: Budget,
                    apart: bool, tiling_search: Callable[[float, threading.Event | None], Outcome],
                    cancel: threading.Event | None,
-                   near: Callable[[Outcome, str], None] | None
+                   near: Callable[[Outcome, str], None] | None, keep: dict | None = None
                    ) -> tuple[Outcome | None, Holes | None]:
     """Blocks at zero slack at ``height`` (:func:`probe`): a glance of the tiling search, then
     the holes each event refills, searched in time order (it answers in a second where its
     candidates are complete, or thrashes). The answer, if one came; else the candidate holes
-    (cut at :data:`CANDIDATES_MAX`) for the tight branch that follows."""
+    (cut at :data:`CANDIDATES_MAX`) for the tight branch that follows. The holes, once
+    listed in full, are kept in ``keep`` (:func:`probe`)."""
     out = tiling_search(TILE_FIRST_SHARE_ALIGNED if apart else TILE_FIRST_SHARE, cancel)
     if out.status in ("feasible", "infeasible"):
         return out, None
-    holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
+    holes = None if keep is None else keep.get("holes")
+    if holes is None:
+        # (within the probe's time: thousands of equal sums an event take seconds to list,
+        # and the events left then get no candidates: such holes are not kept)
+        until = budget.deadline()
+        holes = holes_of(blocks, ids, PAIRS_ENUMERATED, until=until)
+        if keep is not None and time.perf_counter() < until:
+            keep["holes"] = holes
     if apart:
         # (a plan above the height first, where it comes fast: the blocks tiled without their
         # alignments, a relaxation, and placed again aligned: :mod:`.realign`)
@@ -368,12 +388,13 @@ class _Alongside:
     def __init__(self, blocks: Blocks, ids: np.ndarray, pool: int, heights: dict[int, int],
                  budget: Budget, growth_mb: float | None,
                  tiled: tuple[int, Holes] | None, ladder: _Ladder | None = None, *,
-                 own: bool = True) -> None:
+                 own: bool = True, keep: dict | None = None) -> None:
         self.answered = threading.Event()
         self._tiled = tiled  # (at zero slack: its height and the candidate holes)
         self.outcome: Outcome | None = None
         self._blocks, self._ids, self._heights, self._budget = blocks, ids, heights, budget
         self._pool, self._ladder, self._own = pool, ladder, own
+        self._keep = {} if keep is None else keep  # (the holes' model, by height)
         self._ceiling = ceiling(growth_mb)
         self._solver: cp_model.CpSolver | None = None
         self._lock = threading.Lock()
@@ -386,6 +407,10 @@ class _Alongside:
             return self
         own = self._own and (len(self._ids) if tiled is not None
                              else pair_count(b.start[self._ids], b.end[self._ids])) <= PAIRS_MAX
+        if own and tiled is not None and ("holes model", tiled[0]) not in self._keep:
+            # (built here, on the probe's time: see below)
+            own = HOLES_MODEL_SECONDS_PER_MEMBER * tiled[1].members() \
+                <= MODEL_SHARE * budget.remaining()
         if own or self._ladder is not None:
             # The holes' model is built here, before the tiling search starts: built in the
             # thread, it waits for the interpreter's lock that the search holds (3.7 s instead
@@ -397,11 +422,14 @@ class _Alongside:
 
     def _holes_model(self, height: int, holes: Holes) -> tuple[PackingModel, str, bool]:
         """The cliques model with the holes refilled at each event, its name, and whether its
-        "none" is a proof."""
-        pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
-                         strategy=None)
-        add_holes(pm, holes, height)
-        return pm, "holes refilled at each event", holes.complete
+        "none" is a proof. Made once a height (:func:`probe`'s ``keep``)."""
+        key = ("holes model", height)
+        if key not in self._keep:
+            pm = build_model(self._blocks, self._ids, height_max=self._heights, minimise=False,
+                             strategy=None)
+            add_holes(pm, holes, height)
+            self._keep[key] = pm, "holes refilled at each event", holes.complete
+        return self._keep[key]
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:

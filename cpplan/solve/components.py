@@ -130,6 +130,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     first = True
     filled = len(comp) < params.gap_fill_from  # (whether the gap-fill search had its turn)
     quick = not filled and is_tight(b, comp.ids, ctx.target())  # (a first look, then it)
+    keep: dict = {}  # (what the probes at zero slack list once: the holes, their model)
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -157,7 +158,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         # model there answers nothing on thousands of blocks)
         out = probe(b, comp.ids, {0: target}, budget.share(share),
                     above=h if len(comp) >= params.gap_fill_from else None,
-                    near=lambda plan, by: _offer(ctx, comp, plan.packing, by))
+                    near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep)
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
             _gap_fill(ctx, comp, budget.share(params.gap_fill))
