@@ -71,7 +71,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--limits", type=float, nargs="+", default=[1.0, 5.0])
-    ap.add_argument("--sets", nargs="+", default=["challenging", "idealloc"])
+    ap.add_argument("--sets", nargs="*", default=["challenging", "idealloc"],
+                    help="shared sets (none: only --families)")
     ap.add_argument("--names", nargs="*", default=None, help="only these instances")
     ap.add_argument("--families", nargs="*", default=[],
                     help="generated problems too (cpplan.perfect.FAMILIES; aligned-NAME)")
