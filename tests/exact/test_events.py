@@ -103,6 +103,31 @@ def test_candidates_cut_short_prove_nothing(monkeypatch):
     assert len(holes.events[0]) == 2 and max(h.size for h in holes.events[0]) == 8  # (kept)
 
 
+def test_events_listed_past_the_deadline_get_no_candidates():
+    # Past ``until`` the events left are skipped: the holes stay exact (their model's "none"
+    # is still a proof where the listed ones are complete), and the hole search declines them.
+    from cpplan.exact.refill import refill
+
+    problem = realloc_packing(60, seed=0)
+    blocks, ids = _all(problem)
+    height = problem.meta["optimum"] // blocks.scale
+    full, none = holes_of(blocks, ids), holes_of(blocks, ids, until=0.0)
+    assert len(full.events) > 0 and full.skipped == 0
+    assert none.events == () and none.skipped == len(full.events) and none.complete
+    assert none.members() == 0 < full.members()
+    assert refill(blocks, ids, height, Budget(5.0), holes=none).status == "unknown"
+    assert refill(blocks, ids, height, Budget(5.0), holes=full).status == "feasible"
+
+
+def test_probes_of_the_same_blocks_list_their_holes_once():
+    problem = realloc_packing(250, seed=1)
+    blocks, ids = _all(problem)
+    height = problem.meta["optimum"] // blocks.scale
+    keep: dict = {}
+    assert probe(blocks, ids, {0: height}, Budget(30.0), keep=keep).status == "feasible"
+    assert keep["holes"] == holes_of(blocks, ids, events.PAIRS_ENUMERATED)
+
+
 def test_a_tight_probe_rebuilds_an_allocators_reuse():
     # An allocator's exact reuse of freed bytes, 250 buffers: the skyline and the pairs
     # formulation gave no answer in 10 s; the holes answer in well under a second alone.
