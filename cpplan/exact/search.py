@@ -57,8 +57,11 @@ PAIRS_MAX = 12_000
 ABOVE_SHARE = 0.34
 #: Below this many seconds no probe above the height is started on the alongside core.
 ABOVE_MIN = 0.2
-#: The first time slice of each strategy in such a probe (doubling every round).
+#: The first time slice of each strategy in such a probe (doubling every round), and at
+#: least this much per block: CP-SAT's presolve alone takes about a tenth of a second on 2000
+#: blocks, and a strategy that answers there answers in 0.2-0.3 s.
 FIRST_SLICE = 0.25
+SLICE_PER_BLOCK = 2.5e-4
 #: With probes above the height to make, the share of the time left that the alongside
 #: core's own model at the height has first (on thousands of blocks it answers nothing).
 OWN_SHARE = 0.5
@@ -486,11 +489,14 @@ class _Alongside:
 
     def _bisect_above(self, ladder: _Ladder) -> None:
         """CP-SAT's probes between the ladder's heights: at each, the strategies of
-        :data:`RACE_ORDERS` in turn, in slices that double every round (as the race's: one of
-        them finds in a second what another does not in minutes), for :data:`ABOVE_SHARE` of
-        the time left; a packing lowers the best height, none raises the lowest."""
+        :data:`RACE_ORDERS` in turn (the one that found the last packing first: a strategy
+        that suits the blocks at one height suits them at the next), in slices that double
+        every round (as the race's: one of them finds in a second what another does not in
+        minutes), for :data:`ABOVE_SHARE` of the time left; a packing lowers the best height,
+        none raises the lowest."""
         b, ids, budget, pool = self._blocks, self._ids, self._budget, self._pool
         size = b.size[ids]
+        first = max(FIRST_SLICE, SLICE_PER_BLOCK * len(ids))
         base: PackingModel | None = None
         while budget.remaining() >= ABOVE_MIN:
             target = (ladder.low + ladder.high) // 2
@@ -505,10 +511,10 @@ class _Alongside:
                 left = mine.remaining()
                 if left <= 0.01:
                     break
-                order = RACE_ORDERS[k % len(RACE_ORDERS)]
+                order = ladder.orders[k % len(ladder.orders)]
                 pm = variant(base, b, order_by=order, height_max={pool: target})
-                solved = self._solve(pm.model, min(left, FIRST_SLICE * 2 ** (k // len(
-                    RACE_ORDERS))))
+                solved = self._solve(pm.model, min(left, first * 2 ** (k // len(
+                    ladder.orders))))
                 if solved is None:
                     return
                 status, solver = solved
@@ -520,6 +526,7 @@ class _Alongside:
             if found is not None and found.offsets is not None:
                 ladder.found = found
                 ladder.high = int((found.offsets + size).max())
+                ladder.orders = (order, *(o for o in ladder.orders if o != order))
             else:  # (none in its time, or none at all: either way, look higher)
                 ladder.low = target
 
@@ -529,12 +536,14 @@ class _Ladder:
     """The probes above a tight probe's height, on the alongside core
     (:meth:`_Alongside._bisect_above`): the highest height where none found a packing
     (``low``, at first the probe's own), the best height (``high``), the lowest packing found
-    (``found``). Mutable: the two contexts of one probe (beside the hole search, then the
-    tight branch) go on from where the other stopped, one after the other."""
+    (``found``), and the order its strategies are tried in. Mutable: the two contexts of one
+    probe (beside the hole search, then the tight branch) go on from where the other stopped,
+    one after the other."""
 
     low: int
     high: int
     found: Outcome | None = None
+    orders: tuple[str, ...] = RACE_ORDERS
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):
