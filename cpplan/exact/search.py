@@ -58,13 +58,18 @@ ABOVE_SHARE = 0.34
 #: Below this many seconds no probe above the height is started on the alongside core.
 ABOVE_MIN = 0.2
 #: The first time slice of each strategy in such a probe (doubling every round), and at
-#: least this much per block: CP-SAT's presolve alone takes about a tenth of a second on 2000
-#: blocks, and a strategy that answers there answers in 0.2-0.3 s.
+#: least SLICE_PER_BLOCK a block: on thousands of blocks CP-SAT's presolve takes much of a
+#: short slice, and a strategy that would answer is cut off just before.
 FIRST_SLICE = 0.25
 SLICE_PER_BLOCK = 2.5e-4
 #: With probes above the height to make, the share of the time left that the alongside
 #: core's own model at the height has first (on thousands of blocks it answers nothing).
 OWN_SHARE = 0.5
+#: What building the holes' model (:func:`.events.add_holes`) costs per candidate's block
+#: (measured on the generated families of 2000 blocks): it is built on the probe's time, so
+#: only where that comes to at most MODEL_SHARE of the time left.
+HOLES_MODEL_SECONDS_PER_MEMBER = 1e-5
+MODEL_SHARE = 0.25
 
 # Tight blocks: the tiling search's first share of a probe's budget, then the race's share of
 # what is left (the tiling search has the rest). Blocks whose alignments differ give the race
@@ -77,11 +82,6 @@ RACE_SHARE_ALIGNED = 0.7
 # The share of a probe at zero slack that the hole search (:mod:`.refill`) may take first: it
 # answers in a second or thrashes (but for a few tilings, which need 10**5 nodes, 2 to 4 s).
 REFILL_SHARE = 0.5
-# Building the holes' model (:func:`.events.add_holes`) costs about this much per candidate's
-# block (1.0 s for the 100 000 of repeated-2000-0, 4.8 s for mosaic-2000-0's 540 000); the
-# alongside core's own model is built only where that is at most MODEL_SHARE of the time left.
-HOLES_MODEL_SECONDS_PER_MEMBER = 1e-5
-MODEL_SHARE = 0.25
 # ... where alignments differ: less, as the tiling search that follows answers more of them.
 REFILL_SHARE_ALIGNED = 0.3
 # ... and before it, where alignments differ, the share it may take on the blocks without
