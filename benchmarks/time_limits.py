@@ -86,15 +86,16 @@ def main() -> int:
         if got is None:
             return 0
         files += got
-    tmp = tempfile.TemporaryDirectory()
-    for name in args.families:
+    tmp = tempfile.TemporaryDirectory()  # (the generated problems', until the script ends)
+    if args.families:
         from cpplan.io import write_problem
         from cpplan.perfect import FAMILIES
 
-        family = name.removeprefix("aligned-")
-        path = Path(tmp.name) / f"{name}-{args.size}-0.json"
-        write_problem(FAMILIES[family](args.size, seed=0, aligned=family != name), path)
-        files.append(path)
+        for name in args.families:
+            family = name.removeprefix("aligned-")
+            path = Path(tmp.name) / f"{name}-{args.size}-0.json"
+            write_problem(FAMILIES[family](args.size, seed=0, aligned=family != name), path)
+            files.append(path)
     print(f"{'instance':<22} {'T':>5} {'solve s':>8} {'wall s':>7} {'over T':>7}  status",
           flush=True)
     overruns = []

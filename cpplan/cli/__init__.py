@@ -39,6 +39,6 @@ def run() -> None:
         sys.exit(130)
     finally:
         # What the command made is left to the operating system: the collections of the
-        # interpreter's exit would walk all of it again (0.26 s after a 20 s solve of 2000
-        # buffers, past the time limit; 0.03 s frozen). Exit handlers still run.
+        # interpreter's exit would walk all of it again, past the time limit (README, Time).
+        # Exit handlers still run.
         gc.freeze()

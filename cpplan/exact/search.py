@@ -233,16 +233,18 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
         slice_ *= 2
     tasks.reverse()
 
+    base: PackingModel | None = None
     models: dict[str, PackingModel] = {}
 
     # built on first use, so that a fast answer skips the rest; each order's a copy of one
     # model with its own strategy (:func:`.model.variant`), not a model built again
     def model_of(order: str) -> PackingModel:
+        nonlocal base
         if order not in models:
-            if "" not in models:
-                models.setdefault("", build_model(blocks, ids, height_max=heights,
-                                                  minimise=False, strategy=None))
-            models.setdefault(order, variant(models[""], blocks, order_by=order))
+            if base is None:
+                base = build_model(blocks, ids, height_max=heights, minimise=False,
+                                   strategy=None)
+            models.setdefault(order, variant(base, blocks, order_by=order))
         return models[order]
 
     def halt() -> None:  # under the lock: an answer is in (or a stop), end the other racers
