@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["Node", "leaf", "node", "contiguous", "replace", "locate", "frontier", "LEAF", "P",
-           "Q"]
+__all__ = ["Node", "leaf", "node", "contiguous", "replace", "locate", "forced", "frontier",
+           "LEAF", "P", "Q"]
 
 LEAF, P, Q = 0, 1, 2
 _EMPTY, _PARTIAL, _FULL = 0, 1, 2
@@ -146,6 +146,21 @@ def locate(t: Node, s: frozenset[int]) -> tuple[Node, range | None]:
             return t, range(touched[0], touched[-1] + 1)
         t = inner
     return t, None
+
+
+def forced(t: Node, s: frozenset[int]) -> bool:
+    """Whether the leaves of ``s`` are contiguous in every frontier of ``t``: exactly where they
+    are the leaves of one node, or of a run of a Q-node's children (a P-node's children, or a
+    run of them short of all, may be parted by the others)."""
+    while t.leaves != s:
+        inner = next((c for c in t.children if s <= c.leaves), None)
+        if inner is None:
+            touched = [k for k, c in enumerate(t.children) if c.leaves & s]
+            return t.kind == Q and bool(touched) and \
+                touched[-1] - touched[0] + 1 == len(touched) and \
+                sum(len(t.children[k].leaves) for k in touched) == len(s)
+        t = inner
+    return True
 
 
 def frontier(t: Node) -> list[int]:

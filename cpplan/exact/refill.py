@@ -43,6 +43,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,7 +51,7 @@ from ..blocks import Blocks
 from ..deadline import Budget
 from .events import PAIRS_ENUMERATED, SIDE_MAX, Hole, Holes, holes_of, zero_slack
 from .outcome import Outcome
-from .pqtree import Node, P, contiguous, frontier, leaf, locate, node, replace
+from .pqtree import Node, P, contiguous, forced, frontier, leaf, locate, node, replace
 from .residues import Residues
 
 __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
@@ -159,11 +160,18 @@ class _Search:
         self.path: list[list[_Applied]] = []  # per event chosen so far: its holes as applied
         self.found: np.ndarray | None = None  # the offsets of the tiling found
         self.unread = 0  # tilings passed over, their aligned offsets not read back
+        self.events: dict[int, _Event] = {}
         tree = node(P, [leaf(j) for j in self.first])
         if residues is None or residues.fits(tree):
-            self.frames.append(_splits(tree, holes.events[0], residues) if holes.events
+            self.frames.append(_splits(tree, self.event(0), residues) if holes.events
                                else iter([(tree, [])]))
         self.nodes_since = 0
+
+    def event(self, k: int) -> _Event:
+        """Event ``k``'s candidates, looked up as :func:`_splits` does (made once)."""
+        if k not in self.events:
+            self.events[k] = _Event.of(self.holes.events[k])
+        return self.events[k]
 
     def run(self, nodes: int, stopped: Callable[[], bool]) -> str:
         """At most ``nodes`` more nodes (a split tried, or a step of looking for one):
@@ -184,7 +192,8 @@ class _Search:
                 tree, applied = split
                 if len(self.path) + 1 < len(events):
                     self.path.append(applied)
-                    self.frames.append(_splits(tree, events[len(self.path)], self.residues))
+                    self.frames.append(_splits(tree, self.event(len(self.path)),
+                                               self.residues))
                     break
                 # (the last event's split: a tiling, if its offsets are read back)
                 self.path.append(applied)
@@ -201,25 +210,49 @@ class _Search:
         return "exhausted"
 
 
-def _splits(tree: Node, cands: tuple[Hole, ...], residues: Residues | None = None
+@dataclass(frozen=True)
+class _Event:
+    """One event's candidates as the split search looks them up: its starters and enders
+    (sorted), the candidates holding each ender (the fewest blocks first), every candidate by
+    its enders and starters, and whether they were cut (:func:`_splits`). Made once an event
+    and kept by the search, since thousands of candidates take longer to index than a split
+    to try."""
+
+    starters: frozenset[int]
+    enders: tuple[int, ...]
+    holding: dict[int, list[tuple[tuple[int, ...], frozenset[int], frozenset[int]]]]
+    listed: dict[tuple[frozenset[int], frozenset[int]], tuple[int, ...]]
+    cut: bool
+
+    @classmethod
+    def of(cls, cands: tuple[Hole, ...]) -> _Event:
+        starters = frozenset(j for h in cands for j in h.starters)
+        enders = tuple(sorted({j for h in cands for j in h.enders}))
+        # (each hole has an ender: the first free one is in one of those holding it)
+        holding: dict[int, list[tuple[tuple[int, ...], frozenset[int], frozenset[int]]]] = {}
+        listed = {}
+        for h in cands:
+            ends, starts = frozenset(h.enders), frozenset(h.starters)
+            listed[ends, starts] = h.starters
+            for j in h.enders:
+                holding.setdefault(j, []).append((h.starters, ends, starts))
+        # Where the candidates were cut (too many blocks to pair every subset), one hole may be
+        # missing: the enders left to it are reserved, and the starters left over fill them.
+        return cls(starters, enders, holding, listed,
+                   max(len(enders), len(starters)) > SIDE_MAX)
+
+
+def _splits(tree: Node, event: _Event, residues: Residues | None = None
             ) -> Iterator[tuple[Node, list[_Applied]] | None]:
     """Every way to split an event into candidate holes (each ender and starter in exactly
     one) that some order of ``tree`` allows, with the tree after it and its holes as applied
     (each hole's enders made contiguous, then swapped for its starters in any order): the
-    candidates with the fewest blocks first, a hole that no order allows cut off at once.
-    With ``residues``, also a hole after which no order keeps the alignments. None now and then
+    candidates with the fewest blocks first, a hole that no order allows cut off at once, and
+    only the rest of the event as one hole where every order has its enders contiguous. With
+    ``residues``, also a hole after which no order keeps the alignments. None now and then
     while looking (so that a search can stop in a long look)."""
-    starters = frozenset(j for h in cands for j in h.starters)
-    enders = sorted({j for h in cands for j in h.enders})
-    # (each hole has an ender: the first free one is in one of those holding it)
-    holding: dict[int, list[tuple[tuple[int, ...], frozenset[int], frozenset[int]]]] = {}
-    for h in cands:
-        ends, starts = frozenset(h.enders), frozenset(h.starters)
-        for j in h.enders:
-            holding.setdefault(j, []).append((h.starters, ends, starts))
-    # Where the candidates were cut (too many blocks to pair every subset), one hole may be
-    # missing: the enders left to it are reserved, and the starters left over fill them.
-    cut = max(len(enders), len(starters)) > SIDE_MAX
+    starters, enders, holding = event.starters, event.enders, event.holding
+    listed, cut = event.listed, event.cut
 
     def covers(used: frozenset[int], reserved: frozenset[int], tree: Node,
                applied: list[_Applied]) -> Iterator[tuple[Node, list[_Applied]] | None]:
@@ -232,6 +265,14 @@ def _splits(tree: Node, cands: tuple[Hole, ...], residues: Residues | None = Non
                 yield from hole(used, reserved, rest, reserved, tree, applied)
             return
         yield None
+        # (the rest of the event, the enders reserved too, as one hole alone where its enders
+        # are contiguous in every order: it allows every order that a split of it allows,
+        # and its sums are equal as the event's and every hole's are)
+        rest = frozenset(enders) - used, starters - used
+        if forced(tree, rest[0]):
+            made = listed.get(rest) or tuple(sorted(rest[1]))
+            yield from hole(used, reserved, made, rest[0], tree, applied)
+            return
         for made, ends, starts in holding.get(free, ()):
             if used.isdisjoint(ends) and used.isdisjoint(starts) and reserved.isdisjoint(ends):
                 yield from hole(used, reserved, made, ends, tree, applied)

@@ -8,7 +8,19 @@ import random
 
 import pytest
 
-from cpplan.exact.pqtree import LEAF, Node, P, Q, contiguous, frontier, leaf, locate, node, replace
+from cpplan.exact.pqtree import (
+    LEAF,
+    Node,
+    P,
+    Q,
+    contiguous,
+    forced,
+    frontier,
+    leaf,
+    locate,
+    node,
+    replace,
+)
 
 
 def _frontiers(t: Node) -> set[tuple[int, ...]]:
@@ -82,3 +94,21 @@ def test_locate_finds_a_block_as_a_node_or_as_a_range_of_q_children():
     assert locate(tree, frozenset({5})) == (inner.children[1], None)
     q, span = locate(tree, frozenset({1, 2}))
     assert q is tree.children[0] and span == range(1, 3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_subset_is_forced_exactly_where_every_order_has_it_contiguous(seed):
+    # Trees made by random reductions of up to 6 items, every subset of their leaves asked.
+    rng = random.Random(seed)
+    for _trial in range(60):
+        n = rng.randint(1, 6)
+        t: Node | None = node(P, [leaf(x) for x in range(n)])
+        for _step in range(rng.randint(0, 3)):
+            reduced = contiguous(t, frozenset(rng.sample(range(n), rng.randint(1, n))))
+            t = reduced if reduced is not None else t
+        assert t is not None
+        orders = _frontiers(t)
+        for k in range(1, n + 1):
+            for s in map(frozenset, itertools.combinations(range(n), k)):
+                assert forced(t, s) == all(_contiguous(o, s) for o in orders), (s, orders)
+

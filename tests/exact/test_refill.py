@@ -13,8 +13,10 @@ from ortools.sat.python import cp_model
 
 from cpplan import Buffer, Problem, make_blocks
 from cpplan.deadline import Budget
+from cpplan.exact.events import holes_of
 from cpplan.exact.model import build_model
-from cpplan.exact.refill import refill
+from cpplan.exact.pqtree import P, leaf, node
+from cpplan.exact.refill import _Event, _splits, refill
 from cpplan.exact.search import probe
 from cpplan.perfect import (
     mosaic_packing,
@@ -202,3 +204,24 @@ def test_it_rebuilds_aligned_packings_at_their_optimum(family):
     assert out.status == "feasible"
     plan = blocks.to_plan(out.pools, out.offsets, planner="refill")  # (checked: aligned)
     assert plan.height == problem.meta["optimum"]
+
+
+def test_an_event_whose_enders_every_order_keeps_together_is_one_hole():
+    # a (1 byte) and b (4) end together, d (4) and e (1) start: a->e and b->d are holes, and
+    # so is the whole event. Where a and b are all that is alive they are side by side in
+    # every order, and the whole event allows every order the two holes do (d and e either
+    # way round): it is the only split tried. Beside a third block c, a and b may be apart,
+    # and both splits are tried.
+    def splits(alive: list[str]) -> list[list[tuple[int, int]]]:
+        sizes = {"a": 1, "b": 4, "c": 2}
+        problem = Problem(tuple(Buffer(k, sizes[k], 0, 2 if k != "c" else 4) for k in alive)
+                          + (Buffer("d", 4, 2, 4), Buffer("e", 1, 2, 4)))
+        blocks = make_blocks(problem)
+        event = _Event.of(holes_of(blocks, np.arange(len(blocks))).events[0])
+        tree = node(P, [leaf(j) for j in range(len(alive))])
+        return [sorted((len(ends), len(made)) for ends, made, _ in applied)
+                for split in _splits(tree, event) if split is not None
+                for _tree, applied in [split]]
+
+    assert splits(["a", "b"]) == [[(2, 2)]]
+    assert sorted(splits(["a", "b", "c"])) == [[(1, 1), (1, 1)], [(2, 2)]]
