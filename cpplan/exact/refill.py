@@ -268,10 +268,10 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
         # (the rest of the event, the enders reserved too, as one hole alone where its enders
         # are contiguous in every order: it allows every order that a split of it allows,
         # and its sums are equal as the event's and every hole's are)
-        rest = frozenset(enders) - used, starters - used
-        if forced(tree, rest[0]):
-            made = listed.get(rest) or tuple(sorted(rest[1]))
-            yield from hole(used, reserved, made, rest[0], tree, applied)
+        whole = frozenset(enders) - used, starters - used
+        if forced(tree, whole[0]):
+            made = listed.get(whole) or tuple(sorted(whole[1]))
+            yield from hole(used, reserved, made, whole[0], tree, applied)
             return
         for made, ends, starts in holding.get(free, ()):
             if used.isdisjoint(ends) and used.isdisjoint(starts) and reserved.isdisjoint(ends):
