@@ -29,7 +29,7 @@ from ..bounds import stacking_height
 from ..deadline import Budget
 from ..exact.dfs import single_pool
 from ..exact.gapfill import improve as gap_fill
-from ..exact.lazy import improve, minimise, peak_first, probe
+from ..exact.lazy import improve, minimise, peak_first, probe, probes_above
 from ..exact.outcome import Outcome
 from ..exact.realign import aligned_apart, realigned, unaligned
 from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
@@ -130,6 +130,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     first = True
     filled = len(comp) < params.gap_fill_from  # (whether the gap-fill search had its turn)
     quick = not filled and is_tight(b, comp.ids, ctx.target())  # (a first look, then it)
+    # (such a component, minimised: after the first probe proper, LNS from the best packing,
+    # where the bisection's probes between it and the bound find nothing on thousands of blocks)
+    lns_after = quick and ctx.goal == "minimise"
     keep: dict = {}  # (what the probes at zero slack list once: the holes, their model)
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
@@ -149,6 +152,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             share = params.first_look
         elif ctx.goal == "fit":
             share = 1.0  # one question, all of the component's time
+        elif first and lns_after:
+            share = params.first_probe_before_lns
         elif first:
             tight = is_tight(b, comp.ids, target)
             share = params.first_probe_tight if tight else params.first_probe
@@ -161,7 +166,11 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
                     near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep)
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
-            _gap_fill(ctx, comp, budget.share(params.gap_fill))
+            # (the gap fill holds one core: the other makes the probes above the target)
+            fill = budget.share(params.gap_fill)
+            with probes_above(b, comp.ids, ctx.target(), inc.height(comp.ids) or hi, fill,
+                              near=lambda plan, by: _offer(ctx, comp, plan.packing, by)):
+                _gap_fill(ctx, comp, fill)
             filled = True
         if out.status == "feasible":
             _offer(ctx, comp, out.packing, "probe")
@@ -171,8 +180,13 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             continue  # the same question again, with more of the time
         else:
             gave_up = target
+        if lns_after and not first and not quick:
+            break
     if ctx.goal == "minimise" and inc.infeasible is None:
-        _minimise(ctx, comp, budget)
+        if lns_after and inc.offsets is not None and ctx.above_target(comp):
+            _lns(ctx, comp, budget)
+        else:
+            _minimise(ctx, comp, budget)
 
 
 def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> None:

@@ -59,6 +59,9 @@ class SolverParams:
     #: The first probe (at the lower bound) of a tight component: the tiling search there is
     #: what rebuilds perfect packings; later probes only shave a greedy plan's excess.
     first_probe_tight: float = 0.75
+    #: ... of a tight component of gap_fill_from blocks or more, which LNS then improves: the
+    #: other core's probes above the height reach their lowest in about half of what is left.
+    first_probe_before_lns: float = 0.5
     #: The first probe of other components (a no raises the bound; a yes ends the bisection).
     first_probe: float = 0.4
     #: Each probe of the bisection that follows.
