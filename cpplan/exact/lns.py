@@ -48,8 +48,8 @@ WINDOW_MIN = 12
 # Windows of hundreds of blocks among large domains rarely end within STEP_SECONDS, and their
 # presolve can take hundreds of MB at once, faster than WINDOW_GROWTH_MB's watch can stop it.
 WINDOW_MAX = 250
-# CP-SAT threads per window: a window of at most WINDOW_MAX blocks is answered as well by one,
-# and every thread holds its own copy of the model (S_1's peak memory: benchmarks/solve_memory.py).
+# CP-SAT threads per window by default: beside the rest of a large component's search, one;
+# every thread holds its own copy of the model (S_1's peak memory: benchmarks/solve_memory.py).
 LNS_WORKERS = 1
 GRAVITY = 0.5  # share of windows that minimise their offsets' sum rather than their height
 STEP_SECONDS = 0.3  # time per window: improvements come early, proofs late
@@ -116,7 +116,7 @@ def _obstacles(blocks: Blocks, ids: np.ndarray, offs: np.ndarray, win: np.ndarra
 
 
 def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget, *,
-            lower: int = 0,
+            lower: int = 0, workers: int = LNS_WORKERS,
             report: Callable[[int, np.ndarray], None] | None = None) -> Outcome:
     """Lower the height of the packing ``offsets`` of blocks ``ids`` (one pool, scaled units)
     until ``budget`` runs out, the stop flag is set, or the height reaches ``lower``.
@@ -124,7 +124,8 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
     Returns ``feasible`` with the best offsets (never higher than the given packing; the same
     packing when no window improved it). ``report(height, offsets)`` is called on every
     improvement. Every accepted packing is valid when the given one is: each window is solved
-    among all the blocks it can meet.
+    among all the blocks it can meet. ``workers``: CP-SAT's threads per window (more where
+    the component is small enough for their copies of the model and has the machine to itself).
     """
     ids = np.asarray(ids, np.int64)
     offs = np.asarray(offsets, np.int64).copy()
@@ -161,7 +162,7 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
         seconds = min(step, budget.remaining())
         if seconds <= 0.01:
             break
-        solver = new_solver(budget, seconds, LNS_WORKERS)
+        solver = new_solver(budget, seconds, workers)
         status = run(budget, solver, pm.model, ceiling_mb=memory_ceiling)
         windows += 1
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):

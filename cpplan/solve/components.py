@@ -10,7 +10,9 @@ first, each with a fair share of the time left, and each by the strategy its siz
   bisection between the bound and the best height, and CP-SAT's own minimisation from the best
   plan with what is left. One of ``gap_fill_from`` blocks or more also goes to the gap-fill
   search (:mod:`cpplan.exact.gapfill`), which lowers the best plan where the probes' searches
-  get lost among its blocks;
+  get lost among its blocks; when it is also tight, the other core probes above its height
+  meanwhile, and after its first probe proper LNS (:mod:`cpplan.exact.lns`) takes the
+  bisection's place;
 * a larger one, when tight at the target, goes to the tiling search first
   (:mod:`cpplan.exact.tiling`); otherwise it is **packed exact at its peak and greedy
   elsewhere** (:mod:`cpplan.exact.peak`), then improved by **large neighbourhood search**
@@ -123,8 +125,11 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
 
     A component of ``gap_fill_from`` blocks or more goes to the gap-fill search too, after the
     first probe (on the graphs of real networks it answers at once); when the component is
-    tight, that probe is a first look (``first_look``: perfect packings are rebuilt in it) and
-    the first probe proper, which takes most of the time, comes after the gap fill."""
+    tight, that probe is a first look (``first_look``: perfect packings are rebuilt in it),
+    the other core probes above the height beside the gap fill
+    (:func:`cpplan.exact.search.probes_above`), and the first probe proper
+    (``first_probe_before_lns``) comes after it; with goal ``minimise``, LNS from the best
+    packing then has the rest (:func:`_lns`), not the bisection."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
@@ -184,7 +189,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             break
     if ctx.goal == "minimise" and inc.infeasible is None:
         if lns_after and inc.offsets is not None and ctx.above_target(comp):
-            _lns(ctx, comp, budget)
+            _lns(ctx, comp, budget, workers=budget.workers)  # (the machine is its own now)
         else:
             _minimise(ctx, comp, budget)
 
@@ -271,9 +276,9 @@ def _lns_the_rest(ctx: Context, todo: list[Component]) -> None:
             return
 
 
-def _lns(ctx: Context, comp: Component, budget: Budget) -> None:
+def _lns(ctx: Context, comp: Component, budget: Budget, *, workers: int = 1) -> None:
     """Improve the component's packing in the best plan by large neighbourhood search until
-    ``budget`` runs out or it reaches the target."""
+    ``budget`` runs out or it reaches the target, ``workers`` CP-SAT threads a window."""
     b, inc = ctx.blocks, ctx.incumbent
     assert inc.offsets is not None
 
@@ -282,7 +287,7 @@ def _lns(ctx: Context, comp: Component, budget: Budget) -> None:
         inc.emit("lns", f"component of {len(comp)}: height {height * b.scale}")
 
     out = improve(b, comp.ids, inc.offsets[comp.ids], budget, lower=ctx.target(),
-                  report=report)
+                  workers=workers, report=report)
     if out.offsets is not None:
         _offer(ctx, comp, out.offsets, "lns")
 
