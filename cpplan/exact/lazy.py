@@ -15,12 +15,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["improve", "minimise", "peak_first", "probe", "probes_above", "tier_bound"]
+__all__ = ["improve", "minimise", "peak_first", "probe", "tier_bound"]
 
 if TYPE_CHECKING:
     from .lns import improve
     from .peak import peak_first
-    from .search import minimise, probe, probes_above
+    from .search import minimise, probe
     from .tiers import tier_bound
 else:
     def _lazy(module: str, name: str) -> Any:
@@ -35,5 +35,4 @@ else:
     peak_first = _lazy(".peak", "peak_first")
     minimise = _lazy(".search", "minimise")
     probe = _lazy(".search", "probe")
-    probes_above = _lazy(".search", "probes_above")
     tier_bound = _lazy(".tiers", "tier_bound")

@@ -20,12 +20,11 @@ time, so the same input gives the same packing on every machine load.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +42,7 @@ from .realign import aligned_apart, realigned, unaligned
 from .refill import REFILL_NODES_PER_SECOND, refill
 from .tiling import MERGED_SHARE, TILE_NODES_PER_SECOND, is_tight, tile
 
-__all__ = ["Outcome", "probe", "probes_above", "minimise"]
+__all__ = ["Outcome", "probe", "minimise"]
 
 RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
@@ -318,28 +317,6 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             with lock:
                 halt()
     return result[0] if result else Outcome("unknown")
-
-
-@contextlib.contextmanager
-def probes_above(blocks: Blocks, ids: np.ndarray, height: int, above: int, budget: Budget, *,
-                 near: Callable[[Outcome, str], None]) -> Iterator[None]:
-    """For as long as the ``with`` block runs (the caller's own search on this core), the
-    probes above ``height`` of a tight probe's alongside core (:meth:`_Alongside._bisect_above`)
-    on the other: CP-SAT between ``height`` and ``above`` (blocks ``ids`` in one pool, scaled
-    heights), within ``budget``; the lowest packing found goes to ``near`` (``"probe-above"``)
-    when the block ends. Nothing runs with fewer than two workers or in deterministic mode."""
-    pool = single_pool(blocks, ids)
-    if pool is None or above <= height:
-        yield
-        return
-    ladder = _Ladder(height, above)
-    try:
-        with _Alongside(blocks, ids, pool, {pool: height}, budget, None, None, ladder,
-                        own=False):
-            yield
-    finally:
-        if ladder.found is not None:
-            near(ladder.found, "probe-above")
 
 
 def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budget: Budget,

@@ -10,9 +10,8 @@ first, each with a fair share of the time left, and each by the strategy its siz
   bisection between the bound and the best height, and CP-SAT's own minimisation from the best
   plan with what is left. One of ``gap_fill_from`` blocks or more also goes to the gap-fill
   search (:mod:`cpplan.exact.gapfill`), which lowers the best plan where the probes' searches
-  get lost among its blocks; when it is also tight, the other core probes above its height
-  meanwhile, and after its first probe proper LNS (:mod:`cpplan.exact.lns`) takes the
-  bisection's place;
+  get lost among its blocks; when it is also tight, LNS (:mod:`cpplan.exact.lns`) takes the
+  bisection's place after its first probe proper;
 * a larger one, when tight at the target, goes to the tiling search first
   (:mod:`cpplan.exact.tiling`); otherwise it is **packed exact at its peak and greedy
   elsewhere** (:mod:`cpplan.exact.peak`), then improved by **large neighbourhood search**
@@ -31,7 +30,7 @@ from ..bounds import stacking_height
 from ..deadline import Budget
 from ..exact.dfs import single_pool
 from ..exact.gapfill import improve as gap_fill
-from ..exact.lazy import improve, minimise, peak_first, probe, probes_above
+from ..exact.lazy import improve, minimise, peak_first, probe
 from ..exact.outcome import Outcome
 from ..exact.realign import aligned_apart, realigned, unaligned
 from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
@@ -126,10 +125,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     A component of ``gap_fill_from`` blocks or more goes to the gap-fill search too, after the
     first probe (on the graphs of real networks it answers at once); when the component is
     tight, that probe is a first look (``first_look``: perfect packings are rebuilt in it),
-    the other core probes above the height beside the gap fill
-    (:func:`cpplan.exact.search.probes_above`), and the first probe proper
-    (``first_probe_before_lns``) comes after it; with goal ``minimise``, LNS from the best
-    packing then has the rest (:func:`_lns`), not the bisection."""
+    the first probe proper (``first_probe_before_lns``) comes after the gap fill, and with
+    goal ``minimise`` LNS from the best packing then has the rest (:func:`_lns`, on every
+    core), not the bisection."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
@@ -171,11 +169,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
                     near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep)
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
-            # (the gap fill holds one core: the other makes the probes above the target)
-            fill = budget.share(params.gap_fill)
-            with probes_above(b, comp.ids, ctx.target(), inc.height(comp.ids) or hi, fill,
-                              near=lambda plan, by: _offer(ctx, comp, plan.packing, by)):
-                _gap_fill(ctx, comp, fill)
+            _gap_fill(ctx, comp, budget.share(params.gap_fill))
             filled = True
         if out.status == "feasible":
             _offer(ctx, comp, out.packing, "probe")
