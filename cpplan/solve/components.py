@@ -179,7 +179,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             continue  # the same question again, with more of the time
         else:
             gave_up = target
-        if lns_after and not first and not quick:
+        if lns_after and not first:  # (the first probe proper is done)
             break
     if ctx.goal == "minimise" and inc.infeasible is None:
         if lns_after and inc.offsets is not None and ctx.above_target(comp):
