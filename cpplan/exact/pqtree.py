@@ -149,18 +149,12 @@ def locate(t: Node, s: frozenset[int]) -> tuple[Node, range | None]:
 
 
 def forced(t: Node, s: frozenset[int]) -> bool:
-    """Whether the leaves of ``s`` are contiguous in every frontier of ``t``: exactly where they
-    are the leaves of one node, or of a run of a Q-node's children (a P-node's children, or a
-    run of them short of all, may be parted by the others)."""
-    while t.leaves != s:
-        inner = next((c for c in t.children if s <= c.leaves), None)
-        if inner is None:
-            touched = [k for k, c in enumerate(t.children) if c.leaves & s]
-            return t.kind == Q and bool(touched) and \
-                touched[-1] - touched[0] + 1 == len(touched) and \
-                sum(len(t.children[k].leaves) for k in touched) == len(s)
-        t = inner
-    return True
+    """Whether the leaves of ``s`` (some of ``t``'s) are contiguous in every frontier of
+    ``t``: exactly where they are the leaves of one node, or of a run of a Q-node's children
+    (a P-node's children, or a run of them short of all, may be parted by the others)."""
+    at, span = locate(t, s)
+    return span is None or (at.kind == Q and
+                            sum(len(at.children[k].leaves) for k in span) == len(s))
 
 
 def frontier(t: Node) -> list[int]:

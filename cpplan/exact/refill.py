@@ -213,15 +213,13 @@ class _Search:
 @dataclass(frozen=True)
 class _Event:
     """One event's candidates as the split search looks them up: its starters and enders
-    (sorted), the candidates holding each ender (the fewest blocks first), every candidate by
-    its enders and starters, and whether they were cut (:func:`_splits`). Made once an event
-    and kept by the search, since thousands of candidates take longer to index than a split
-    to try."""
+    (sorted), the candidates holding each ender (the fewest blocks first), and whether they
+    were cut (:func:`_splits`). Made once an event and kept by the search, since thousands of
+    candidates take longer to index than a split to try."""
 
     starters: frozenset[int]
     enders: tuple[int, ...]
     holding: dict[int, list[tuple[tuple[int, ...], frozenset[int], frozenset[int]]]]
-    listed: dict[tuple[frozenset[int], frozenset[int]], tuple[int, ...]]
     cut: bool
 
     @classmethod
@@ -230,16 +228,13 @@ class _Event:
         enders = tuple(sorted({j for h in cands for j in h.enders}))
         # (each hole has an ender: the first free one is in one of those holding it)
         holding: dict[int, list[tuple[tuple[int, ...], frozenset[int], frozenset[int]]]] = {}
-        listed = {}
         for h in cands:
             ends, starts = frozenset(h.enders), frozenset(h.starters)
-            listed[ends, starts] = h.starters
             for j in h.enders:
                 holding.setdefault(j, []).append((h.starters, ends, starts))
         # Where the candidates were cut (too many blocks to pair every subset), one hole may be
         # missing: the enders left to it are reserved, and the starters left over fill them.
-        return cls(starters, enders, holding, listed,
-                   max(len(enders), len(starters)) > SIDE_MAX)
+        return cls(starters, enders, holding, max(len(enders), len(starters)) > SIDE_MAX)
 
 
 def _splits(tree: Node, event: _Event, residues: Residues | None = None
@@ -251,8 +246,7 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
     only the rest of the event as one hole where every order has its enders contiguous. With
     ``residues``, also a hole after which no order keeps the alignments. None now and then
     while looking (so that a search can stop in a long look)."""
-    starters, enders, holding = event.starters, event.enders, event.holding
-    listed, cut = event.listed, event.cut
+    starters, enders, holding, cut = event.starters, event.enders, event.holding, event.cut
 
     def covers(used: frozenset[int], reserved: frozenset[int], tree: Node,
                applied: list[_Applied]) -> Iterator[tuple[Node, list[_Applied]] | None]:
@@ -267,11 +261,12 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
         yield None
         # (the rest of the event, the enders reserved too, as one hole alone where its enders
         # are contiguous in every order: it allows every order that a split of it allows,
-        # and its sums are equal as the event's and every hole's are)
-        whole = frozenset(enders) - used, starters - used
-        if forced(tree, whole[0]):
-            made = listed.get(whole) or tuple(sorted(whole[1]))
-            yield from hole(used, reserved, made, whole[0], tree, applied)
+        # and its sums are equal as the event's and every hole's are; listed or not, its
+        # starters in the candidates' order, ascending)
+        rest_enders = frozenset(enders) - used
+        if forced(tree, rest_enders):
+            yield from hole(used, reserved, tuple(sorted(starters - used)), rest_enders, tree,
+                            applied)
             return
         for made, ends, starts in holding.get(free, ()):
             if used.isdisjoint(ends) and used.isdisjoint(starts) and reserved.isdisjoint(ends):
