@@ -20,12 +20,11 @@ time, so the same input gives the same packing on every machine load.
 
 from __future__ import annotations
 
-import itertools
 import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -57,11 +56,14 @@ PAIRS_MAX = 12_000
 ABOVE_SHARE = 0.34
 #: Below this many seconds no probe above the height is started on the alongside core.
 ABOVE_MIN = 0.2
-#: The first time slice of each strategy in such a probe (doubling every round), and at
+#: The time slice of each strategy in such a probe (one round of them a height), and at
 #: least SLICE_PER_BLOCK a block: on thousands of blocks CP-SAT's presolve takes much of a
 #: short slice, and a strategy that would answer is cut off just before.
 FIRST_SLICE = 0.25
 SLICE_PER_BLOCK = 2.5e-4
+#: The probes above the height are done when the height left between the two is below this
+#: share of the best one: LNS from the best packing gains that much in seconds.
+ABOVE_DONE = 0.002
 #: With probes above the height to make, the share of the time left that the alongside
 #: core's own model at the height has first (on thousands of blocks it answers nothing).
 OWN_SHARE = 0.5
@@ -108,7 +110,8 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
           dive: bool = True, tiling: bool = True, growth_mb: float | None = None,
           cancel: threading.Event | None = None,
           near: Callable[[Outcome, str], None] | None = None,
-          above: int | None = None, keep: dict | None = None) -> Outcome:
+          above: int | None = None, above_ends: bool = False, keep: dict | None = None
+          ) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
@@ -134,7 +137,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ``above`` (the height of the best packing so far, one pool), the tight branch's core of
     CP-SAT, once its own model is done without an answer (or where it has none), bisects the
     heights between the probe's and ``above`` instead; the lowest packing it finds goes to
-    ``near`` (with ``"probe-above"``) when the probe ends. ``keep``, a dict the caller keeps
+    ``near`` (with ``"probe-above"``) when the probe ends; with ``above_ends`` too, the probe
+    ends (unknown) once those probes are done (their heights met, :data:`ABOVE_DONE`), for a
+    caller that goes on from the lowest packing rather than waiting for the probe's answer.
+    ``keep``, a dict the caller keeps
     across its probes of the same blocks, holds what they need at zero slack and would
     otherwise make again: the candidate holes (seconds to list on thousands of blocks with
     many equal sums) and the holes' model. With
@@ -170,19 +176,24 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     # (the probes above the height on the other core, for all of a tight probe: a plan to go
     # on from where the searches at the height get nowhere)
     ladder = None if above is None or pool is None or not tiling or above <= heights[pool] \
-        else _Ladder(heights[pool], above)
+        else _Ladder(heights[pool], above, ends=above_ends)
     try:
         if height is not None and pool is not None:
+            stop = cancel
+            if ladder is not None and ladder.ends:
+                stop = ladder.done if cancel is None else _AnyOf(cancel, ladder.done)
             with _Alongside(blocks, ids, pool, heights, mine, growth_mb, None, ladder,
                             own=False):
                 out, holes = _at_zero_slack(blocks, ids, pool, heights[pool], mine, apart,
-                                            tiling_search, cancel, near, keep)
+                                            tiling_search, stop, near, keep)
             if out is not None:
                 return out
             assert holes is not None
             tiled = height, holes
         if mine.remaining() <= 0:  # (a glance and a hole search that took all of it)
             return Outcome("unknown", detail="out of time")
+        if ladder is not None and ladder.ends and ladder.done.is_set():
+            return Outcome("unknown", detail="the probes above the height are done")
         if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
             # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
             # the tiling search, then the race on part of what is left (it rebuilds tight packings
@@ -488,35 +499,37 @@ class _Alongside:
                 return
         if self._ladder is not None:
             self._bisect_above(self._ladder)
+            if self._ladder.ends and self._ladder.done.is_set():
+                self.answered.set()  # (with no outcome: the probe ends, unknown)
 
     def _bisect_above(self, ladder: _Ladder) -> None:
         """CP-SAT's probes between the ladder's heights: at each, the strategies of
         :data:`RACE_ORDERS` in turn (the one that found the last packing first: a strategy
-        that suits the blocks at one height suits them at the next), in slices that double
-        every round (as the race's: one of them finds in a second what another does not in
-        minutes), for :data:`ABOVE_SHARE` of the time left; a packing lowers the best height,
-        none raises the lowest."""
+        that suits the blocks at one height suits them at the next), one slice each, within
+        :data:`ABOVE_SHARE` of the time left; a packing lowers the best height, none raises
+        the lowest. One round only: above the height, a strategy finds its packing in a
+        fraction of its first slice or not in many times it, and a height a little higher
+        is the better use of the time. Sets ``ladder.done`` when the heights have met."""
         b, ids, budget, pool = self._blocks, self._ids, self._budget, self._pool
         size = b.size[ids]
         first = max(FIRST_SLICE, SLICE_PER_BLOCK * len(ids))
         base: PackingModel | None = None
         while budget.remaining() >= ABOVE_MIN:
             target = (ladder.low + ladder.high) // 2
-            if target <= ladder.low:
+            if target <= ladder.low or ladder.high - target < ABOVE_DONE * ladder.high:
+                ladder.done.set()
                 return
             mine = budget.share(ABOVE_SHARE)  # (this height's)
             if base is None:  # (built once, at the best height: each probe is a copy of it)
                 base = build_model(b, ids, height_max={pool: ladder.high}, minimise=False,
                                    strategy=None)
             found = None
-            for k in itertools.count():
+            for order in ladder.orders:
                 left = mine.remaining()
                 if left <= 0.01:
                     break
-                order = ladder.orders[k % len(ladder.orders)]
                 pm = variant(base, b, order_by=order, height_max={pool: target})
-                solved = self._solve(pm.model, min(left, first * 2 ** (k // len(
-                    ladder.orders))))
+                solved = self._solve(pm.model, min(left, first))
                 if solved is None:
                     return
                 status, solver = solved
@@ -538,14 +551,29 @@ class _Ladder:
     """The probes above a tight probe's height, on the alongside core
     (:meth:`_Alongside._bisect_above`): the highest height where none found a packing
     (``low``, at first the probe's own), the best height (``high``), the lowest packing found
-    (``found``), and the order its strategies are tried in. Mutable: the two contexts of one
-    probe (beside the hole search, then the tight branch) go on from where the other stopped,
-    one after the other."""
+    (``found``), and the order its strategies are tried in; ``done`` is set once no height is
+    left between the two to probe, and with ``ends`` that ends the probe. Mutable: the two
+    contexts of one probe (beside the hole search, then the tight branch) go on from where the
+    other stopped, one after the other."""
 
     low: int
     high: int
     found: Outcome | None = None
     orders: tuple[str, ...] = RACE_ORDERS
+    ends: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class _AnyOf(threading.Event):
+    """A canceller set when it is, or when any of ``events`` is (the searches poll
+    ``is_set``)."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        super().__init__()
+        self._events = events
+
+    def is_set(self) -> bool:
+        return super().is_set() or any(e.is_set() for e in self._events)
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):

@@ -163,9 +163,11 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         else:
             share = params.bisect_probe
         # (a large component's probes at the bound leave a core to probes above it: its own
-        # model there answers nothing on thousands of blocks)
+        # model there answers nothing on thousands of blocks; where LNS follows, the probe
+        # ends with them, and LNS goes on from their packing)
         out = probe(b, comp.ids, {0: target}, budget.share(share),
                     above=h if len(comp) >= params.gap_fill_from else None,
+                    above_ends=lns_after,
                     near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep)
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":

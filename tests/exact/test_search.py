@@ -45,3 +45,30 @@ def test_a_tight_probe_that_gets_nowhere_leaves_a_plan_above_its_height():
     # (to_plan checks the plan: an invalid one raises)
     plan = blocks.to_plan(np.zeros(len(ids), np.int64), got[0][1], planner="probe-above")
     assert optimum < plan.height // blocks.scale < best
+
+
+def test_a_probe_whose_ladder_ends_it_stops_once_the_heights_above_have_met():
+    # The same realloc of 1000 buffers with a minute to spend: the hole search at the optimum
+    # would thrash for half of it. With ``above_ends`` (a caller that goes on from the lowest
+    # packing, as the solver's LNS does) the probe ends once the probes above the height have
+    # nothing left between their two heights: a few rounds of a second or two, not the minute.
+    import time
+
+    from cpplan.deadline import PlanOptions
+    from cpplan.perfect import realloc_packing
+    from cpplan.planners.registry import get
+
+    problem = realloc_packing(1000, seed=2)
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    optimum = problem.meta["optimum"] // blocks.scale
+    best = get("best-fit")(problem).height // blocks.scale
+    got: list[tuple[str, np.ndarray]] = []
+    began = time.perf_counter()
+    out = probe(blocks, ids, {0: optimum}, Budget(60.0, options=PlanOptions(60.0, workers=2)),
+                above=best, above_ends=True, near=lambda o, by: got.append((by, o.packing)))
+    assert out.status == "unknown"
+    assert time.perf_counter() - began < 30.0
+    assert [by for by, _ in got] == ["probe-above"]
+    plan = blocks.to_plan(np.zeros(len(ids), np.int64), got[0][1], planner="probe-above")
+    assert optimum < plan.height // blocks.scale < best
