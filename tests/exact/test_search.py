@@ -1,11 +1,16 @@
-"""The raced probe (:func:`cpplan.exact.search.probe`): its memory ceiling."""
+"""The raced probe (:func:`cpplan.exact.search.probe`): its memory ceiling, and its probes
+above the height."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from cpplan import Buffer, Problem, make_blocks
+from cpplan.blocks import Blocks
 from cpplan.deadline import Budget
+from cpplan.exact.outcome import Outcome
 from cpplan.exact.search import probe
 
 
@@ -21,6 +26,34 @@ def test_a_race_past_its_memory_ceiling_starts_no_solve():
     assert probe(blocks, ids, {0: 12}, Budget(5.0), growth_mb=-1.0, **race).status == "unknown"
 
 
+def _realloc_probe(seconds: float, **options) -> tuple[Outcome, list, Blocks, int, int]:
+    """``probe`` of realloc of 1000 buffers at its optimum, ``above`` best-fit's height, on
+    two workers: its outcome, what came to ``near`` (``(by, packing)``), the blocks, the
+    optimum and best-fit's height (scaled)."""
+    from cpplan.deadline import PlanOptions
+    from cpplan.perfect import realloc_packing
+    from cpplan.planners.registry import get
+
+    problem = realloc_packing(1000, seed=2)
+    blocks = make_blocks(problem)
+    optimum = problem.meta["optimum"] // blocks.scale
+    best = get("best-fit")(problem).height // blocks.scale
+    got: list[tuple[str, np.ndarray]] = []
+    out = probe(blocks, np.arange(len(blocks)), {0: optimum},
+                Budget(seconds, options=PlanOptions(seconds, workers=2)), above=best,
+                near=lambda o, by: got.append((by, o.packing)), **options)
+    return out, got, blocks, optimum, best
+
+
+def _height_above(got: list, blocks: Blocks) -> int:
+    """The height (scaled) of the one plan that came to ``near``, a probe above the height,
+    checked (to_plan raises on an invalid plan)."""
+    assert [by for by, _ in got] == ["probe-above"]
+    packing = got[0][1]
+    plan = blocks.to_plan(np.zeros(len(packing), np.int64), packing, planner="probe-above")
+    return plan.height // blocks.scale
+
+
 def test_a_tight_probe_that_gets_nowhere_leaves_a_plan_above_its_height():
     # realloc of 1000 buffers: at its optimum the tiling and hole searches get nowhere in a few
     # seconds, while the alongside core's CP-SAT probes above it (the ladder, ``above``: the
@@ -28,47 +61,18 @@ def test_a_tight_probe_that_gets_nowhere_leaves_a_plan_above_its_height():
     # tenth of a second (twice the machine's cores busy elsewhere: still within the first
     # slice). It comes to ``near`` when the probe ends, as a plan above the height, valid and
     # lower than the best.
-    from cpplan.deadline import PlanOptions
-    from cpplan.perfect import realloc_packing
-    from cpplan.planners.registry import get
-
-    problem = realloc_packing(1000, seed=2)
-    blocks = make_blocks(problem)
-    ids = np.arange(len(blocks))
-    optimum = problem.meta["optimum"] // blocks.scale
-    best = get("best-fit")(problem).height // blocks.scale
-    got: list[tuple[str, np.ndarray]] = []
-    out = probe(blocks, ids, {0: optimum}, Budget(5.0, options=PlanOptions(5.0, workers=2)),
-                above=best, near=lambda o, by: got.append((by, o.packing)))
+    out, got, blocks, optimum, best = _realloc_probe(5.0)
     assert out.status == "unknown"
-    assert [by for by, _ in got] == ["probe-above"]
-    # (to_plan checks the plan: an invalid one raises)
-    plan = blocks.to_plan(np.zeros(len(ids), np.int64), got[0][1], planner="probe-above")
-    assert optimum < plan.height // blocks.scale < best
+    assert optimum < _height_above(got, blocks) < best
 
 
 def test_a_probe_whose_ladder_ends_it_stops_once_the_heights_above_have_met():
-    # The same realloc of 1000 buffers with a minute to spend: the hole search at the optimum
-    # would thrash for half of it. With ``above_ends`` (a caller that goes on from the lowest
-    # packing, as the solver's LNS does) the probe ends once the probes above the height have
-    # nothing left between their two heights: a few rounds of a second or two, not the minute.
-    import time
-
-    from cpplan.deadline import PlanOptions
-    from cpplan.perfect import realloc_packing
-    from cpplan.planners.registry import get
-
-    problem = realloc_packing(1000, seed=2)
-    blocks = make_blocks(problem)
-    ids = np.arange(len(blocks))
-    optimum = problem.meta["optimum"] // blocks.scale
-    best = get("best-fit")(problem).height // blocks.scale
-    got: list[tuple[str, np.ndarray]] = []
+    # The same with a minute to spend: the hole search at the optimum would thrash for half
+    # of it. With ``above_ends`` (a caller that goes on from the lowest packing, as the
+    # solver's LNS does) the probe ends once the probes above the height have nothing left
+    # between their two heights: a few rounds of a second or two, not the minute.
     began = time.perf_counter()
-    out = probe(blocks, ids, {0: optimum}, Budget(60.0, options=PlanOptions(60.0, workers=2)),
-                above=best, above_ends=True, near=lambda o, by: got.append((by, o.packing)))
+    out, got, blocks, optimum, best = _realloc_probe(60.0, above_ends=True)
     assert out.status == "unknown"
     assert time.perf_counter() - began < 30.0
-    assert [by for by, _ in got] == ["probe-above"]
-    plan = blocks.to_plan(np.zeros(len(ids), np.int64), got[0][1], planner="probe-above")
-    assert optimum < plan.height // blocks.scale < best
+    assert optimum < _height_above(got, blocks) < best
