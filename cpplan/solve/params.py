@@ -49,8 +49,9 @@ class SolverParams:
     #: Of a large component's time, what peak-first packing may take before LNS.
     peak: float = 0.8
     #: Components of this many blocks or more go to the gap-fill search too: a plan near the
-    #: bound where the probes' searches get lost among thousands of blocks.
-    gap_fill_from: int = 1000
+    #: bound where the probes' searches get lost among hundreds of blocks (below it, the 250
+    #: blocks of the perfect packings are rebuilt by the probes alone).
+    gap_fill_from: int = 400
     #: Of such a component's time, what the gap-fill search has (it finds most within seconds).
     gap_fill: float = 0.25
     #: Such a component, when tight: its first look at the lower bound, before the gap fill
