@@ -140,13 +140,12 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ``near`` (with ``"probe-above"``) when the probe ends; with ``above_ends`` too, the probe
     ends (unknown) once those probes are done (their heights met, :data:`ABOVE_DONE`), for a
     caller that goes on from the lowest packing rather than waiting for the probe's answer.
-    ``keep``, a dict the caller keeps
-    across its probes of the same blocks, holds what they need at zero slack and would
-    otherwise make again: the candidate holes (seconds to list on thousands of blocks with
-    many equal sums) and the holes' model. With
-    ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes per
-    block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if
-    out of time once the process is that many MB above where it was when the race began
+    ``keep``, a dict the caller keeps across its probes of the same blocks, holds what they
+    need at zero slack and would otherwise make again: the candidate holes (seconds to list on
+    thousands of blocks with many equal sums) and the holes' model. With ``dive`` (wall-clock
+    mode), a short DFS dive runs alone before the race (a few nodes per block, at most
+    ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if out of time
+    once the process is that many MB above where it was when the race began
     (:func:`cpplan.exact.cpsat.run`), no new slice starts past that and the race ends (the
     DFS included), and CP-SAT skips its probing, whose memory a stop does not reach in time.
     ``cancel``, set by a search racing beside this probe (the tight branch's pairs

@@ -162,9 +162,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             share = params.first_probe_tight if tight else params.first_probe
         else:
             share = params.bisect_probe
-        # (a large component's probes at the bound leave a core to probes above it: its own
-        # model there answers nothing on thousands of blocks; where LNS follows, the probe
-        # ends with them, and LNS goes on from their packing)
+        # (a large component's probes at the bound share their alongside core with probes
+        # above it, whose lowest packing is a plan to go on from; where LNS follows, the
+        # probe ends with them)
         out = probe(b, comp.ids, {0: target}, budget.share(share),
                     above=h if len(comp) >= params.gap_fill_from else None,
                     above_ends=lns_after,
