@@ -191,7 +191,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
             tiled = height, holes
         if mine.remaining() <= 0:  # (a glance and a hole search that took all of it)
             return Outcome("unknown", detail="out of time")
-        if ladder is not None and ladder.ends and ladder.done.is_set():
+        if ladder is not None and ladder.over:
             return Outcome("unknown", detail="the probes above the height are done")
         if tiling and pool is not None and is_tight(blocks, ids, heights[pool]):
             # No byte may stay unused at (nearly) any moment (perfect packings at their optimum):
@@ -498,7 +498,7 @@ class _Alongside:
                 return
         if self._ladder is not None:
             self._bisect_above(self._ladder)
-            if self._ladder.ends and self._ladder.done.is_set():
+            if self._ladder.over:
                 self.answered.set()  # (with no outcome: the probe ends, unknown)
 
     def _bisect_above(self, ladder: _Ladder) -> None:
@@ -561,6 +561,11 @@ class _Ladder:
     orders: tuple[str, ...] = RACE_ORDERS
     ends: bool = False
     done: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def over(self) -> bool:
+        """Whether the probe ends here: the ladder ends it, and is done."""
+        return self.ends and self.done.is_set()
 
 
 class _AnyOf(threading.Event):

@@ -131,8 +131,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
-    filled = len(comp) < params.gap_fill_from  # (whether the gap-fill search had its turn)
-    quick = not filled and is_tight(b, comp.ids, ctx.target())  # (a first look, then it)
+    large = len(comp) >= params.gap_fill_from  # (gap fill, and probes above the height)
+    filled = not large  # (whether the gap-fill search had its turn)
+    quick = large and is_tight(b, comp.ids, ctx.target())  # (a first look, then it)
     # (such a component, minimised: after the first probe proper, LNS from the best packing,
     # where the bisection's probes between it and the bound find nothing on thousands of blocks)
     lns_after = quick and ctx.goal == "minimise"
@@ -166,7 +167,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         # above it, whose lowest packing is a plan to go on from; where LNS follows, the
         # probe ends with them)
         out = probe(b, comp.ids, {0: target}, budget.share(share),
-                    above=h if len(comp) >= params.gap_fill_from else None,
+                    above=h if large else None,
                     above_ends=lns_after,
                     near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep)
         first, quick = quick, False  # (after the first look, the first probe proper)
