@@ -42,6 +42,9 @@ __all__ = ["Residues", "EXACT_CHILDREN", "MODULUS_MAX"]
 # Children of a P-node up to which its residues come from the subsets placed first (2 ** 7
 # subsets); beyond, from each child alone, a superset.
 EXACT_CHILDREN = 7
+# Multisets of alike children (:meth:`Residues._coarse`) up to which a larger P-node's residues
+# are exact modulo a divisor of the modulus.
+COARSE_STATES = 1 << 10
 # The least common multiple of the alignments (scaled) beyond which the check is not made:
 # its residue sets would be bit masks of more bits than this.
 MODULUS_MAX = 1 << 14
@@ -61,6 +64,7 @@ class Residues:
         self.leaf = [self._multiples(int(a)) for a in align]
         self.bound: dict[frozenset[int], int] = {}  # a starters' node's leaves: its residues
         self._cache: dict[int, tuple[Node, int, int]] = {}
+        self._coarse_memo: dict[tuple[int, tuple], int] = {}
 
     @classmethod
     def of(cls, size: np.ndarray, align: np.ndarray) -> Residues | None:
@@ -143,15 +147,77 @@ class Residues:
         for _mask, z in kids:
             reach |= self._shift(reach, z)
         if reach == self.full:
-            return self.full if all(mask for mask, _z in kids) else 0
-        out = self.full
-        for mask, _z in kids:
-            if mask != self.full:
-                at = 0
-                for r in _bits(reach):
-                    at |= self._shift(mask, -r)
-                out &= at
-        return out
+            out = self.full if all(mask for mask, _z in kids) else 0
+        else:
+            out = self.full
+            for mask, _z in kids:
+                if mask != self.full:
+                    at = 0
+                    for r in _bits(reach):
+                        at |= self._shift(mask, -r)
+                    out &= at
+        return out & self._coarse(kids) if out else 0
+
+    def _coarse(self, kids: list[tuple[int, int]]) -> int:
+        """Residues of children in any order, exact modulo the largest divisor ``m`` of the
+        modulus at which the children, grouped alike (residues and size modulo ``m``), make at
+        most :data:`COARSE_STATES` multisets: by dynamic programming over the multisets placed
+        first. Modulo ``m`` is a relaxation (an order aligned modulo the modulus is aligned
+        modulo ``m``), so the residues returned (those whose remainder modulo ``m`` is allowed)
+        hold every residue allowed; on the last tree of aligned perfect packings it already
+        says "none" modulo 2, where the check above passes them."""
+        for m in sorted((d for d in range(2, self.modulus + 1) if self.modulus % d == 0),
+                        reverse=True):
+            count: dict[tuple[int, int], int] = {}
+            for mask, z in kids:
+                key = (self._fold(mask, m), z % m)
+                count[key] = count.get(key, 0) + 1
+            states = math.prod(c + 1 for c in count.values())
+            if states <= COARSE_STATES:
+                break
+        else:
+            return self.full
+        memo = (m, tuple(sorted(count.items())))
+        got = self._coarse_memo.get(memo)
+        if got is None:
+            got = self._multisets(m, count)
+            if len(self._coarse_memo) >= _CACHED:
+                self._coarse_memo.clear()
+            self._coarse_memo[memo] = got
+        return got
+
+    def _fold(self, mask: int, m: int) -> int:
+        """``mask``'s residues modulo ``m`` (a divisor of the modulus)."""
+        out = 0
+        for k in range(0, self.modulus, m):
+            out |= mask >> k
+        return out & ((1 << m) - 1)
+
+    def _multisets(self, m: int, count: dict[tuple[int, int], int]) -> int:
+        """The residues modulo the modulus whose remainder modulo ``m`` lets children of these
+        kinds (``(residues modulo m, size modulo m)``: how many) be placed in some order, each
+        where it may start."""
+        full_m = (1 << m) - 1
+
+        def shift(mask: int, k: int) -> int:
+            k %= m
+            return ((mask << k) | (mask >> (m - k))) & full_m if k else mask
+
+        kinds = list(count.items())
+        radix = [1]
+        for (_key, c) in kinds:
+            radix.append(radix[-1] * (c + 1))
+        first = [0] * radix[-1]  # per multiset (mixed radix): where it may start, placed first
+        first[0] = full_m
+        for s in range(radix[-1]):
+            if not first[s]:
+                continue
+            below = sum((s // radix[k] % (c + 1)) * z for k, ((_mask, z), c) in enumerate(kinds))
+            for k, ((mask, _z), c) in enumerate(kinds):
+                if s // radix[k] % (c + 1) < c:
+                    first[s + radix[k]] |= first[s] & shift(mask, -below)
+        allowed = first[-1]
+        return sum(1 << r for r in range(self.modulus) if allowed >> (r % m) & 1)
 
     def run_start(self, tree: Node, run: frozenset[int]) -> int:
         """The residues at which ``run`` (contiguous in ``tree``: a node, or a range of a

@@ -92,6 +92,53 @@ def test_a_large_p_node_may_start_at_least_wherever_it_can(seed):
     assert residues.start(tree)[0] & truth == truth
 
 
+def _truth_p(kids: list[tuple[int, int]], modulus: int) -> int:
+    """The residues at which children ``(residues, size)`` in some order each start where
+    they may (by dynamic programming over the subsets placed first, every residue tried)."""
+    full = (1 << modulus) - 1
+    out = 0
+    for at in range(modulus):
+        reach = {0: True}
+        for s in range(1, 1 << len(kids)):
+            below = {k: sum(kids[i][1] for i in range(len(kids)) if s >> i & 1 and i != k)
+                     for k in range(len(kids)) if s >> k & 1}
+            reach[s] = any(reach.get(s ^ (1 << k)) and kids[k][0] >> ((at + b) % modulus) & 1
+                           for k, b in below.items())
+        out |= reach[(1 << len(kids)) - 1] << at
+    return out & full
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_large_p_node_of_subtrees_may_start_at_least_wherever_its_children_can(seed):
+    # The children of a large P-node alike modulo a divisor of the modulus are counted, not
+    # told apart: exact there, never a residue lost modulo the modulus (the check stays sound).
+    rng = random.Random(seed)
+    n = rng.randint(EXACT_CHILDREN + 1, 11)
+    size, align = _blocks(rng, 2 * n)
+    residues = Residues.of(size, align)
+    assert residues is not None
+    kids = [node(rng.choice((P, Q)), [leaf(2 * k), leaf(2 * k + 1)]) if rng.random() < 0.3
+            else leaf(2 * k) for k in range(n)]
+    tree = node(P, kids)
+    truth = _truth_p([residues.start(c) for c in kids], residues.modulus)
+    assert residues.start(tree)[0] & truth == truth
+
+
+def test_a_large_p_node_that_no_order_aligns_is_refused():
+    # Eight blocks of one byte, five of them aligned to 2: whatever the order, only four start
+    # at even offsets. Every residue is a sum of some of the sizes, so the check of each
+    # child alone passes; counted modulo 2, none is left.
+    size = np.ones(EXACT_CHILDREN + 1, np.int64)
+    align = np.array([2] * 5 + [1] * (len(size) - 5), np.int64)
+    residues = Residues.of(size, align)
+    assert residues is not None
+    tree = node(P, [leaf(j) for j in range(len(size))])
+    assert residues.start(tree)[0] == 0
+    assert not residues.fits(tree)
+    four = Residues.of(size, np.array([2] * 4 + [1] * (len(size) - 4), np.int64))
+    assert four is not None and four.fits(node(P, [leaf(j) for j in range(len(size))]))
+
+
 def test_a_bound_narrows_a_node_and_its_release_restores_it():
     size, align = np.array([4, 2, 2], np.int64), np.array([4, 2, 2], np.int64)
     tree = node(P, [leaf(0), leaf(1), leaf(2)])
