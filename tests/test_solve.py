@@ -364,6 +364,29 @@ def test_a_component_brought_down_is_kept_while_another_sets_the_height():
     assert plan.height == problem.meta["optimum"]
 
 
+def test_components_go_smallest_first_and_leave_their_time_to_the_larger(monkeypatch):
+    # Components of a perfect packing cut in time: each gets a share of the time left by its
+    # blocks, the smallest first; what those that answer at once leave goes to the largest,
+    # last, which then has nearly all of the limit (not a share fixed before the others ran).
+    import cpplan.solve.components as components
+    from cpplan.perfect import perfect_packing
+
+    problem = perfect_packing(400, seed=1)
+    given: list[tuple[int, float]] = []
+    probe_and_bisect = components._probe_and_bisect
+
+    def spy(ctx, comp, budget):
+        given.append((len(comp), budget.remaining()))
+        probe_and_bisect(ctx, comp, budget)
+
+    monkeypatch.setattr(components, "_probe_and_bisect", spy)
+    plan = solve(problem, time_limit=20)
+    assert plan.status == "optimal" and not check(problem, plan)
+    sizes = [n for n, _ in given]
+    assert len(sizes) >= 2 and sizes == sorted(sizes)
+    assert given[-1][1] > 0.8 * 20
+
+
 #: Every problem of several pools goes the way of the large ones: no model of all the pools.
 POOL_BY_POOL = SolverParams(max_exact_blocks=0)
 
