@@ -48,14 +48,17 @@ class SolverParams:
     tile_aligned: float = 0.5
     #: Of a large component's time, what peak-first packing may take before LNS.
     peak: float = 0.8
-    #: Components of this many blocks or more go to the gap-fill search too: a plan near the
-    #: bound where the probes' searches get lost among hundreds of blocks (below it, the 250
-    #: blocks of the perfect packings are rebuilt by the probes alone).
+    #: Tight components of this many blocks or more have a first look at the bound before the
+    #: gap-fill search, probes above the height and LNS after: the probes' searches get lost
+    #: among hundreds of blocks (below it, the 250 blocks of the perfect packings are rebuilt
+    #: by the probes alone).
     gap_fill_from: int = 400
-    #: Of such a component's time, what the gap-fill search has (it finds most within seconds).
+    #: Of a component's time after a first probe that does not answer, what the gap-fill search
+    #: has (it finds most within seconds).
     gap_fill: float = 0.25
-    #: Such a component, when tight: its first look at the lower bound, before the gap fill
-    #: (the tiling search rebuilds the packings made by cuts in it, and the hole search many).
+    #: A tight component of gap_fill_from blocks or more: its first look at the lower bound,
+    #: before the gap fill (the tiling search rebuilds the packings made by cuts in it, and
+    #: the hole search many).
     first_look: float = 0.15
     #: The first probe (at the lower bound) of a tight component: the tiling search there is
     #: what rebuilds perfect packings; later probes only shave a greedy plan's excess.
