@@ -437,12 +437,13 @@ def test_pool_by_pool_agrees_with_brute_force(problem):
 
 def test_a_large_tight_component_goes_to_lns_after_its_first_probe_proper():
     # (aligned regroup packings of 250 blocks are not rebuilt at their optimum within seconds:
-    # as a component of gap_fill_from blocks or more, after the first look, the gap fill and
+    # as a component of first_look_from blocks or more, after the first look, the gap fill and
     # the first probe proper, the time left goes to LNS from the best packing)
     problem = regroup_packing(250, seed=0, aligned=True)
     phases: list[str] = []
     plan = solve(problem, time_limit=4, deterministic=True,
-                 params=SolverParams(gap_fill_from=200), progress=lambda p: phases.append(p.phase))
+                 params=SolverParams(first_look_from=200),
+                 progress=lambda p: phases.append(p.phase))
     assert check(problem, plan) == []
     assert "lns" in phases and phases[-1] == "done"
     assert plan.objective <= get("best-fit")(problem).objective

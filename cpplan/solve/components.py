@@ -11,7 +11,7 @@ calls for:
   bisection between the bound and the best height, and CP-SAT's own minimisation from the best
   plan with what is left. Where the first probe does not answer, the gap-fill search
   (:mod:`cpplan.exact.gapfill`) follows it, which lowers the best plan where the probes'
-  searches get lost among the blocks; a tight component of ``gap_fill_from`` blocks or more
+  searches get lost among the blocks; a tight component of ``first_look_from`` blocks or more
   has a first look before it, and LNS (:mod:`cpplan.exact.lns`) takes the bisection's place
   after its first probe proper;
 * a larger one, when tight at the target, goes to the tiling search first
@@ -129,15 +129,15 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
 
     The first probe that does not answer is followed by the gap-fill search (on the graphs of
     real networks the first probe answers at once; on a tight component below
-    ``gap_fill_from`` blocks the gap fill lowers best-fit's plan where the bisection's probes
-    find nothing). A component of ``gap_fill_from`` blocks or more, when tight, has a first
+    ``first_look_from`` blocks the gap fill lowers best-fit's plan where the bisection's probes
+    find nothing). A component of ``first_look_from`` blocks or more, when tight, has a first
     look (``first_look``: perfect packings are rebuilt in it) before the gap fill, the first
     probe proper (``first_probe_before_lns``) after it, and with goal ``minimise`` LNS from
     the best packing then has the rest (:func:`_lns`, on every core), not the bisection."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
-    large = len(comp) >= params.gap_fill_from  # (a first look, and probes above the height)
+    large = len(comp) >= params.first_look_from  # (a first look, and probes above the height)
     filled = False  # (whether the gap-fill search had its turn)
     quick = large and is_tight(b, comp.ids, ctx.target())  # (a first look, then it)
     # (such a component, minimised: after the first probe proper, LNS from the best packing,

@@ -52,18 +52,18 @@ class SolverParams:
     #: gap-fill search, probes above the height and LNS after: the probes' searches get lost
     #: among hundreds of blocks (below it, the 250 blocks of the perfect packings are rebuilt
     #: by the probes alone).
-    gap_fill_from: int = 400
+    first_look_from: int = 400
     #: Of a component's time after a first probe that does not answer, what the gap-fill search
     #: has (it finds most within seconds).
     gap_fill: float = 0.25
-    #: A tight component of gap_fill_from blocks or more: its first look at the lower bound,
+    #: A tight component of first_look_from blocks or more: its first look at the lower bound,
     #: before the gap fill (the tiling search rebuilds the packings made by cuts in it, and
     #: the hole search many).
     first_look: float = 0.15
     #: The first probe (at the lower bound) of a tight component: the tiling search there is
     #: what rebuilds perfect packings; later probes only shave a greedy plan's excess.
     first_probe_tight: float = 0.75
-    #: ... of a tight component of gap_fill_from blocks or more, which LNS then improves: the
+    #: ... of a tight component of first_look_from blocks or more, which LNS then improves: the
     #: other core's probes above the height reach their lowest in about half of what is left.
     first_probe_before_lns: float = 0.5
     #: The first probe of other components (a no raises the bound; a yes ends the bisection).

@@ -87,7 +87,7 @@ def test_solve_gives_large_components_to_it_and_keeps_what_it_finds():
     problem = repeated_packing(600, seed=1)
     phases: list[str] = []
     plan = solve(problem, time_limit=3, deterministic=True,
-                 params=SolverParams(gap_fill_from=400),
+                 params=SolverParams(first_look_from=400),
                  progress=lambda p: phases.append(p.phase))
     assert check(problem, plan) == []
     assert "gap-fill" in phases
@@ -95,7 +95,7 @@ def test_solve_gives_large_components_to_it_and_keeps_what_it_finds():
 
 
 def test_solve_gives_it_a_smaller_component_whose_first_probe_does_not_answer():
-    # (375 blocks, under gap_fill_from: no first look, but the gap fill after the first probe,
+    # (375 blocks, under first_look_from: no first look, but the gap fill after the first probe,
     # which finds nothing at the bound; the bisection's probes that follow find nothing either)
     problem = repeated_packing(375, seed=1)
     phases: list[str] = []
