@@ -365,9 +365,9 @@ def test_a_component_brought_down_is_kept_while_another_sets_the_height():
 
 
 def test_components_go_smallest_first_and_leave_their_time_to_the_larger(monkeypatch):
-    # Components of a perfect packing cut in time: each gets a share of the time left by its
-    # blocks, the smallest first; what those that answer at once leave goes to the largest,
-    # last, which then has nearly all of the limit (not a share fixed before the others ran).
+    # Components of a perfect packing cut in time: each gets a fair share of the time left,
+    # the smallest first; what those that answer at once leave goes to the largest, last,
+    # which then has nearly all of the limit (not a share fixed before the others ran).
     import cpplan.solve.components as components
     from cpplan.perfect import perfect_packing
 

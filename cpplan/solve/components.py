@@ -1,8 +1,8 @@
 """One pool: the exact engine, component by component.
 
 Components (blocks that share no moment with the rest) are packed on their own, the smallest
-first, each with a share of the time left by its blocks, and each by the strategy its size
-calls for:
+first, each with a fair share of the time left (what the small ones, mostly answered at once,
+leave goes to the larger after them), and each by the strategy its size calls for:
 
 * a component of at most ``lns_above`` blocks is **probed and bisected**: "does it fit at the
   target?" (the proven lower bound, or with goal ``fit`` the capacity) goes to a race of CP-SAT
@@ -43,18 +43,19 @@ __all__ = ["solve_components", "tile_tight", "made_by"]
 
 
 def solve_components(ctx: Context) -> None:
-    """Every component above the target, the smallest first, each with a share of the time
-    left by its blocks, by its strategy (module docstring); then the time left to those still
-    above it. (Small components mostly answer in a fraction of their share, and what they leave
+    """Every component above the target, the smallest first, each with a fair share of the
+    time left, by its strategy (module docstring); then the time left to those still above
+    it. (Small components mostly answer in a fraction of their share, and what they leave
     goes to the larger ones after them, where the searches at the bound need it: taken the
     largest first, a perfect packing's component of 830 blocks had a fifth of the time, and
-    the four after it, answered in 0.2 s, left the rest to LNS, which does not rebuild it.)"""
+    the four after it, answered in 0.2 s, left the rest to LNS, which does not rebuild it. A
+    small component that does not answer still has its fair share, not one by its blocks.)"""
     todo = sorted((c for c in ctx.components if len(c) and ctx.above_target(c)), key=len)
     budget = ctx.budget
     for k, comp in enumerate(todo):
         if budget.expired() or ctx.incumbent.infeasible is not None:
             return
-        share = budget.within(budget.remaining() * len(comp) / sum(map(len, todo[k:])))
+        share = budget.within(budget.remaining() / (len(todo) - k))
         if len(comp) > ctx.params.lns_above:
             _large(ctx, comp, share)
         else:
