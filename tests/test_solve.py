@@ -387,6 +387,33 @@ def test_components_go_smallest_first_and_leave_their_time_to_the_larger(monkeyp
     assert given[-1][1] > 0.8 * 20
 
 
+def test_the_time_left_goes_to_lns_on_the_largest_component_first(monkeypatch):
+    # The components are solved the smallest first; the time they leave, when it is short of
+    # LNS on each, goes to the largest one still above the bound.
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    import cpplan.solve.components as components
+
+    class Comp:
+        def __init__(self, n: int) -> None:
+            self.n, self.proven = n, False
+
+        def __len__(self) -> int:
+            return self.n
+
+    got: list[int] = []
+    monkeypatch.setattr(components, "_lns",
+                        lambda ctx, comp, budget: (got.append(len(comp)), time.sleep(0.2)))
+    ctx = SimpleNamespace(budget=Budget(0.6), params=SolverParams(),
+                          incumbent=SimpleNamespace(offsets=np.zeros(1)),
+                          above_target=lambda comp: True)
+    components._lns_the_rest(ctx, [Comp(10), Comp(40), Comp(300)])  # (as solve passes them)
+    assert got == [300]
+
+
 #: Every problem of several pools goes the way of the large ones: no model of all the pools.
 POOL_BY_POOL = SolverParams(max_exact_blocks=0)
 

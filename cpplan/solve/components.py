@@ -269,7 +269,8 @@ def _lns_the_rest(ctx: Context, todo: list[Component]) -> None:
     at least ``min_minimise`` seconds each, the largest first."""
     budget, inc = ctx.budget, ctx.incumbent
     while budget.remaining() > ctx.params.min_minimise and inc.offsets is not None:
-        rest = [c for c in todo if not c.proven and ctx.above_target(c)]
+        # (todo is the smallest first)
+        rest = [c for c in reversed(todo) if not c.proven and ctx.above_target(c)]
         rest = rest[:max(1, int(budget.remaining() / ctx.params.min_minimise))]
         if not rest:
             return
