@@ -65,6 +65,8 @@ class Residues:
         self.bound: dict[frozenset[int], int] = {}  # a starters' node's leaves: its residues
         self._cache: dict[int, tuple[Node, int, int]] = {}
         self._coarse_memo: dict[tuple[int, tuple], int] = {}
+        # (the divisors of the modulus above 1, the largest first: :meth:`_coarse`'s moduli)
+        self._divisors = [d for d in range(modulus, 1, -1) if modulus % d == 0]
 
     @classmethod
     def of(cls, size: np.ndarray, align: np.ndarray) -> Residues | None:
@@ -166,8 +168,7 @@ class Residues:
         modulo ``m``), so the residues returned (those whose remainder modulo ``m`` is allowed)
         hold every residue allowed; on the last tree of aligned perfect packings it already
         says "none" modulo 2, where the check above passes them."""
-        for m in sorted((d for d in range(2, self.modulus + 1) if self.modulus % d == 0),
-                        reverse=True):
+        for m in self._divisors:
             count: dict[tuple[int, int], int] = {}
             for mask, z in kids:
                 key = (self._fold(mask, m), z % m)
@@ -216,8 +217,8 @@ class Residues:
             for k, ((mask, _z), c) in enumerate(kinds):
                 if s // radix[k] % (c + 1) < c:
                     first[s + radix[k]] |= first[s] & shift(mask, -below)
-        allowed = first[-1]
-        return sum(1 << r for r in range(self.modulus) if allowed >> (r % m) & 1)
+        allowed = first[-1]  # (repeated over the modulus: a residue's remainder allowed)
+        return sum(allowed << k for k in range(0, self.modulus, m))
 
     def run_start(self, tree: Node, run: frozenset[int]) -> int:
         """The residues at which ``run`` (contiguous in ``tree``: a node, or a range of a

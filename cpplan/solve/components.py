@@ -140,7 +140,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     first = True
     large = len(comp) >= params.first_look_from  # (a first look, and probes above the height)
     filled = False  # (whether the gap-fill search had its turn)
-    quick = large and is_tight(b, comp.ids, ctx.target())  # (a first look, then it)
+    tight = is_tight(b, comp.ids, ctx.target())  # (at the first target: the bound)
+    quick = large and tight  # (a first look, then it)
     # (such a component, minimised: after the first probe proper, LNS from the best packing,
     # where the bisection's probes between it and the bound find nothing on thousands of blocks)
     lns_after = quick and ctx.goal == "minimise"
@@ -165,8 +166,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             share = 1.0  # one question, all of the component's time
         elif first and lns_after:
             share = params.first_probe_before_lns
-        elif first:
-            tight = is_tight(b, comp.ids, target)
+        elif first:  # (the first probe, at the bound)
             share = params.first_probe_tight if tight else params.first_probe
         else:
             share = params.bisect_probe
