@@ -17,15 +17,19 @@ plan at that height, hence the optimum is ``width`` exactly. The constructions (
 * ``multiscale`` (:func:`multiscale_packing`): buffers of every scale, runs of neighbours of
   heavy-tailed lengths re-cut, the same bytes often taken by one buffer after another;
 * ``repeated`` (:func:`repeated_packing`): a few sizes that repeat, as a network's layers
-  repeat their shapes, the buffers of a run made again in another order.
+  repeat their shapes, the buffers of a run made again in another order;
+* ``stack`` (:func:`stack_packing`): training steps, activations pushed at the bottom in the
+  forward pass and popped in reverse in the backward pass, workspaces filling the rest: nested
+  lifetimes.
 
-The last six have no straight cut through the strip, and are made neither by straight nor by
-pinwheel cuts. ``repeated`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
+The last seven have no straight cut through the strip, and are made neither by straight nor by
+pinwheel cuts. ``stack`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
 others and checked on it. (Each family before it was held out in turn until checked: ``regroup``
 until the holes of :mod:`cpplan.exact.events`, tuned on ``mosaic`` and ``realloc``, had been,
-``serving`` until the hole search of :mod:`cpplan.exact.refill`, built on ``regroup``, had, and
-``multiscale`` until the events of many blocks, built on ``mosaic``, had; the work since makes
-them some of the others.) Every generator puts its construction's offsets in
+``serving`` until the hole search of :mod:`cpplan.exact.refill`, built on ``regroup``, had,
+``multiscale`` until the events of many blocks, built on ``mosaic``, had, and ``repeated``
+until the components' order and the residues of large P-nodes had; the work since makes them
+some of the others.) Every generator puts its construction's offsets in
 ``problem.meta["offsets"]`` (not hints: a solver must find the packing itself).
 
 ``aligned=True`` cuts bytes on multiples of 64 and gives each buffer the largest power of two
@@ -40,7 +44,7 @@ import numpy as np
 from .problem import Buffer, Problem
 
 __all__ = ["perfect_packing", "mosaic_packing", "realloc_packing", "regroup_packing",
-           "serving_packing", "multiscale_packing", "repeated_packing",
+           "serving_packing", "multiscale_packing", "repeated_packing", "stack_packing",
            "FAMILIES", "HELD_OUT"]
 
 GRAIN = 64  # bytes, the cut grain of aligned packings
@@ -506,6 +510,114 @@ def repeated_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bo
                            width, aligned)
 
 
+def stack_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bool = False,
+                  crowd: int = 16, depth: float = 0.7) -> Problem:
+    """A problem of about ``n`` buffers as training steps use memory: in each step's forward
+    pass activations are *pushed* at the bottom of the arena, one above the other, each made in
+    the bytes of the workspaces that end just above the stack's top; in the backward pass they
+    are *popped* in the reverse order, each one's bytes and those of the workspaces just above
+    it cut afresh into new workspaces; then the next step. Workspaces (a layer's temporaries
+    and gradients, about ``crowd`` buffers alive in all) fill everything above the stack, and
+    elsewhere one or two runs of them end at each step and are cut afresh. Each forward pass
+    pushes four to twelve activations, up to a random height of at most ``depth`` of the
+    strip. The optimum is ``width`` (the strip is covered at every moment).
+
+    Unlike the other families, the lifetimes nest: the activation pushed first lives longest,
+    around everything its pass makes above it. Not made by straight or pinwheel cuts: the
+    first run of workspaces of every step holds a byte boundary of the first step that no
+    buffer has crossed yet (while one above the stack is left), and is cut afresh avoiding
+    it; no step ends every buffer alive, so no cut in time crosses the strip. The strip ends
+    at ``n`` buffers (or when two are left).
+    """
+    grain = _grain(n, width, aligned)
+    rng = np.random.default_rng(seed)
+    crowd = max(3, min(crowd, n // 6))
+
+    def cuts_of(y0: int, y1: int, m: int, avoid: int | None = None) -> list[int]:
+        # ``[y0, y1)`` cut into ``m`` pieces at random on the grain (fewer where narrower), the
+        # boundary ``avoid`` not among the cuts where possible.
+        cuts = (_cuts(rng, (y1 - y0) // grain, m) * grain + y0).tolist()
+        if avoid is not None and avoid in cuts[1:-1]:
+            k = cuts.index(avoid)
+            for step in (grain, -grain):
+                if cuts[k - 1] < avoid + step < cuts[k + 1]:
+                    cuts[k] = avoid + step
+                    break
+        return cuts
+
+    alive, uncut = _first_row(rng, width, grain, max(1, min(n, crowd)))
+    done: list[tuple[int, int, int, int]] = []
+    acts = 0  # the activations alive: alive[:acts], bottom up (the stack)
+    pushing, cap, size = True, width, width
+    t = 0
+    while len(alive) >= 3 and len(done) + len(alive) < n:
+        t += 1
+        before = acts
+        if not pushing and acts == 0:
+            pushing = True  # (the next training step's forward pass)
+        if pushing and acts == 0:  # (this pass's height, and its activations' typical size)
+            cap = grain * max(1, int(rng.uniform(0.3, 1.0) * depth * width) // grain)
+            size = max(grain, cap // int(rng.integers(4, 13)))
+        top = alive[acts][0]  # (the stack's top)
+        if pushing and (top >= cap or len(alive) - acts < 3):
+            pushing = acts == 0  # (the backward pass, unless the stack is empty)
+        spare = len(alive) - acts - 1  # (workspaces that may end: one lives on)
+        runs: list[tuple[int, int, int | None, int]] = []  # (first, length, avoid, pushed)
+        if pushing:  # (the workspaces above the top, enough for an activation, end)
+            length = 1
+            while length < min(4, spare) and alive[acts + length - 1][1] - top < 2 * size:
+                length += 1
+            units = (alive[acts + length - 1][1] - top) // grain
+            most = min(units - 1, (cap - top) // grain)
+            if length <= spare and most >= 1:
+                want = int(rng.uniform(0.5, 1.5) * size) // grain
+                runs.append((acts, length, None, grain * max(1, min(want, most))))
+                acts += 1
+        elif acts:
+            acts -= 1
+            runs.append((acts, 1 + min(int(rng.integers(0, 3)), spare), None, 0))
+        taken = {k for lo, length, _a, _p in runs for k in range(lo, lo + length)}
+        floor = max(taken, default=acts - 1) + 2  # (other runs start above, apart)
+        above = [y for y in sorted(uncut) if y > alive[min(floor, len(alive) - 1)][0]]
+        for r in range(1 + int(rng.random() < 0.5)):
+            length = min(int(rng.integers(1, 5)), len(alive) - 1 - len(taken))
+            avoid = int(rng.choice(above)) if r == 0 and above else None
+            if avoid is not None:
+                length = max(2, length)
+                k = next(j for j, b in enumerate(alive) if b[0] == avoid)
+                lo = k - int(rng.integers(1, length))
+            else:
+                lo = int(rng.integers(floor, max(floor + 1, len(alive))))
+            lo = max(floor, min(lo, len(alive) - length))
+            members = set(range(lo, lo + length))
+            if length < 1 or lo + length > len(alive) or \
+                    any(j in taken or j - 1 in taken or j + 1 in taken for j in members):
+                continue
+            runs.append((lo, length, avoid, 0))
+            taken |= members
+        if not runs or len(taken) >= len(alive):
+            acts = before  # (no push or pop this step)
+            continue
+        budget = n - len(done) - len(alive)
+        if budget < 2 * len(runs):  # (no room for the buffers starting here: the strip ends)
+            break
+        fresh: list[list[int]] = []
+        for r, (lo, length, avoid, pushed) in enumerate(runs):
+            now = len(alive) - len(taken) + sum(len(c) - 1 for c in fresh)
+            m = length + int(rng.integers(-1, 2)) + (now < crowd) - (now > crowd)
+            m = max(1, min(m, budget - 2 * (len(runs) - r - 1) - (pushed > 0)))
+            y0, y1 = alive[lo][0], alive[lo + length - 1][1]
+            if pushed:  # (the activation, then the workspaces above it)
+                cuts = [y0] + cuts_of(y0 + pushed, y1, m)
+            else:
+                cuts = cuts_of(y0, y1, m, avoid)
+            budget -= len(cuts) - 1
+            fresh.append(cuts)
+        alive = _step(alive, done, uncut, t, taken, fresh)
+    return _tiling_problem(_last(done, alive, t), "stack", "cpplan.perfect.stack", n, seed,
+                           width, aligned)
+
+
 def _grain(n: int, width: int, aligned: bool) -> int:
     """The cut grain in bytes (:data:`GRAIN` for aligned packings, else 1), once ``n`` and
     ``width`` are checked."""
@@ -639,5 +751,6 @@ def _split_to(rng: np.random.Generator, rects: list[tuple[int, int, int, int]], 
 # holds on a construction the tuning never saw.
 FAMILIES = {"perfect": perfect_packing, "mosaic": mosaic_packing, "realloc": realloc_packing,
             "regroup": regroup_packing, "serving": serving_packing,
-            "multiscale": multiscale_packing, "repeated": repeated_packing}
-HELD_OUT = "repeated"
+            "multiscale": multiscale_packing, "repeated": repeated_packing,
+            "stack": stack_packing}
+HELD_OUT = "stack"

@@ -9,7 +9,7 @@ import pytest
 from cpplan import Plan, check, make_blocks, max_load
 from cpplan.perfect import FAMILIES, HELD_OUT, perfect_packing
 
-NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated")
+NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated", "stack")
 
 
 def _construction(problem) -> Plan:
@@ -99,3 +99,17 @@ def test_the_same_seed_gives_the_same_problem_and_another_seed_another(family):
 
 def test_the_held_out_family_is_one_of_the_new_ones():
     assert HELD_OUT in NEW
+
+
+def test_a_stack_packing_nests_its_activations():
+    # Training steps: an activation pushed at the bottom lives around the ones pushed above it
+    # (the lifetimes of the buffers at the strip's bottom nest, longest first), and some
+    # buffer above the first lives within its lifetime, pushed after it and popped before.
+    problem = FAMILIES["stack"](250, seed=0)
+    offsets = problem.meta["offsets"]
+    bottom = [b for b, o in zip(problem.buffers, offsets, strict=True) if o == 0]
+    longest = max(bottom, key=lambda b: b.end - b.start)
+    inside = [b for b, o in zip(problem.buffers, offsets, strict=True)
+              if o == longest.size and longest.start < b.start and b.end < longest.end
+              and b.end - b.start > 2]
+    assert inside
