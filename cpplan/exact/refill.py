@@ -62,9 +62,12 @@ __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
 REFILL_NODES_PER_SECOND = 10_000
 _CHECK_EVERY = 64  # nodes between looks at the clock and the stop flags
 SLICE = 2_000  # nodes of one direction's search before the other's turn
-# Steps (nodes visited) to read the aligned offsets of one tiling back before passing it over
-# (one read back takes a few hundred where it succeeds).
+# Steps (nodes visited) to read the aligned offsets of one tiling back before passing it over:
+# ORDER_WORK for the search among orders, and ORDER_WORK_PER_BLOCK a block for the read
+# itself, which visits every node of the last tree and of each hole's enders at least once (a
+# fixed budget passed over every tiling of thousands of blocks, unread, however aligned).
 ORDER_WORK = 2_000
+ORDER_WORK_PER_BLOCK = 4
 
 # One hole as the search applied it: its enders, its starters, and the tree in which the
 # enders had just been made contiguous (to read an order of the enders back from).
@@ -308,8 +311,8 @@ def _offsets(last: Node, path: list[list[_Applied]], size: np.ndarray,
     hole's starters swapped for an order of its enders that the tree they were made contiguous
     in allows), each block's offset the sum of the sizes below it when it comes in. With
     ``residues``, orders that keep every alignment (None where none is found within
-    :data:`ORDER_WORK` steps)."""
-    work = [ORDER_WORK]
+    :data:`ORDER_WORK` steps and :data:`ORDER_WORK_PER_BLOCK` a block)."""
+    work = [ORDER_WORK + ORDER_WORK_PER_BLOCK * len(size)]
     order = frontier(last) if residues is None else residues.order(last, 0, work)
     if order is None:
         return None

@@ -24,6 +24,7 @@ from cpplan.perfect import (
     perfect_packing,
     realloc_packing,
     regroup_packing,
+    stack_packing,
 )
 
 
@@ -201,6 +202,19 @@ def test_it_rebuilds_aligned_packings_at_their_optimum(family):
     # quarter of it)
     out = refill(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale,
                  Budget(20.0, deterministic=True))
+    assert out.status == "feasible"
+    plan = blocks.to_plan(out.pools, out.offsets, planner="refill")  # (checked: aligned)
+    assert plan.height == problem.meta["optimum"]
+
+
+def test_it_reads_back_the_aligned_offsets_of_a_tiling_of_thousands_of_blocks():
+    # Reading a tiling's aligned offsets back visits every node of its last tree: with a fixed
+    # budget of 2000 steps every tiling of these 2000 blocks was passed over unread, and both
+    # directions ran out of tilings without an answer.
+    problem = stack_packing(2000, seed=0, aligned=True)
+    blocks = make_blocks(problem)
+    out = refill(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale,
+                 Budget(30.0, deterministic=True))
     assert out.status == "feasible"
     plan = blocks.to_plan(out.pools, out.offsets, planner="refill")  # (checked: aligned)
     assert plan.height == problem.meta["optimum"]
