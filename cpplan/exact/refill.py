@@ -40,6 +40,7 @@ cpplan's own.
 from __future__ import annotations
 
 import itertools
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -68,6 +69,10 @@ SLICE = 2_000  # nodes of one direction's search before the other's turn
 # fixed budget passed over every tiling of thousands of blocks, unread, however aligned).
 ORDER_WORK = 2_000
 ORDER_WORK_PER_BLOCK = 4
+# Reads of one tiling's aligned offsets, each in other orders of its trees drawn at random
+# (seeded), after the first fails: where a bound on the starters of a hole was lost, the first
+# order read may put them where their enders cannot be aligned, and another order not.
+READ_TRIES = 4
 
 # One hole as the search applied it: its enders, its starters, and the tree in which the
 # enders had just been made contiguous (to read an order of the enders back from).
@@ -310,10 +315,26 @@ def _offsets(last: Node, path: list[list[_Applied]], size: np.ndarray,
     """Offsets of a tiling: one order of the last tree, read back through the events (each
     hole's starters swapped for an order of its enders that the tree they were made contiguous
     in allows), each block's offset the sum of the sizes below it when it comes in. With
-    ``residues``, orders that keep every alignment (None where none is found within
-    :data:`ORDER_WORK` steps and :data:`ORDER_WORK_PER_BLOCK` a block)."""
-    work = [ORDER_WORK + ORDER_WORK_PER_BLOCK * len(size)]
-    order = frontier(last) if residues is None else residues.order(last, 0, work)
+    ``residues``, orders that keep every alignment: the trees' own orders first, then up to
+    :data:`READ_TRIES` - 1 reads in orders drawn at random (seeded: the same on every run),
+    each within :data:`ORDER_WORK` steps and :data:`ORDER_WORK_PER_BLOCK` a block (None where
+    none is found)."""
+    if residues is None:
+        return _read(last, path, size, None, [0], None)
+    for k in range(READ_TRIES):
+        work = [ORDER_WORK + ORDER_WORK_PER_BLOCK * len(size)]
+        got = _read(last, path, size, residues, work, random.Random(k) if k else None)
+        if got is not None:
+            return got
+    return None
+
+
+def _read(last: Node, path: list[list[_Applied]], size: np.ndarray,
+          residues: Residues | None, work: list[int],
+          rng: random.Random | None) -> np.ndarray | None:
+    """One read of :func:`_offsets`: the orders ``residues`` gives (``rng``, if any, drawing
+    among them), within ``work``."""
+    order = frontier(last) if residues is None else residues.order(last, 0, work, rng)
     if order is None:
         return None
     offsets = np.zeros(len(size), np.int64)
@@ -323,7 +344,7 @@ def _offsets(last: Node, path: list[list[_Applied]], size: np.ndarray,
             at = {x: i for i, x in enumerate(order)}
             lo = min(at[j] for j in starters)
             y = int(min(offsets[j] for j in starters))
-            run = _enders_order(reduced, enders, at, lo, residues, y, work)
+            run = _enders_order(reduced, enders, at, lo, residues, y, work, rng)
             if run is None:
                 return None
             _stack(run, y, offsets, size)
@@ -338,14 +359,15 @@ def _stack(order: list[int], y: int, offsets: np.ndarray, size: np.ndarray) -> N
 
 
 def _enders_order(reduced: Node, enders: frozenset[int], at: dict[int, int], lo: int,
-                  residues: Residues | None, y: int, work: list[int]) -> list[int] | None:
+                  residues: Residues | None, y: int, work: list[int],
+                  rng: random.Random | None = None) -> list[int] | None:
     """An order of ``enders`` (contiguous in ``reduced``) that ``reduced`` allows along with
     the order ``at`` (positions) of the rest, in which the enders' block starts at position
     ``lo`` and offset ``y`` (with ``residues``, every ender aligned; None where none is
-    found)."""
+    found; ``rng`` as for :meth:`Residues.order`)."""
     t, span = locate(reduced, enders)
     if span is None:
-        return frontier(t) if residues is None else residues.order(t, y, work)
+        return frontier(t) if residues is None else residues.order(t, y, work, rng)
     # A range of a Q-node's children: its orientation, from a child outside the range.
     k = span[0] - 1 if span[0] > 0 else span[-1] + 1
     kids = t.children[span[0]:span[-1] + 1]
@@ -353,4 +375,4 @@ def _enders_order(reduced: Node, enders: frozenset[int], at: dict[int, int], lo:
         kids = kids[::-1]
     if residues is None:
         return [x for c in kids for x in frontier(c)]
-    return residues.in_order(kids, y, work)
+    return residues.in_order(kids, y, work, rng)

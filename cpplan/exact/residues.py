@@ -31,6 +31,7 @@ The residue sets are cpplan's own; MiniMalloc (ASPLOS 2023) and the tiling searc
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Iterable
 
 import numpy as np
@@ -246,9 +247,14 @@ class Residues:
         """Whether ``tree`` may keep every alignment: its root may start at 0."""
         return bool(self.start(tree)[0] & 1)
 
-    def order(self, t: Node, at: int, work: list[int]) -> list[int] | None:
+    def order(self, t: Node, at: int, work: list[int],
+              rng: random.Random | None = None) -> list[int] | None:
         """A frontier of ``t`` in which every leaf is aligned when ``t`` starts at offset
-        ``at``; None where none is found within ``work[0]`` steps (spent from it)."""
+        ``at``; None where none is found within ``work[0]`` steps (spent from it). The first
+        found in the nodes' own orders (a Q-node forwards first, a P-node's children as they
+        come), or with ``rng`` in orders drawn from it: another frontier, where the one read
+        first puts a node that a bound no longer holds where its alignment fails
+        (:func:`cpplan.exact.refill._offsets`)."""
         mask, _z = self.start(t)
         if not mask >> (at % self.modulus) & 1:
             return None
@@ -258,28 +264,35 @@ class Residues:
         if t.kind == LEAF:
             return [next(iter(t.leaves))]
         if t.kind == Q:
-            for kids in (t.children, t.children[::-1]):
-                got = self.in_order(kids, at, work)
+            ways = [t.children, t.children[::-1]]
+            if rng is not None and rng.random() < 0.5:
+                ways.reverse()
+            for kids in ways:
+                got = self.in_order(kids, at, work, rng)
                 if got is not None:
                     return got
             return None
-        return self._some_order(t.children, at, work)
+        return self._some_order(t.children, at, work, rng)
 
-    def in_order(self, kids: Iterable[Node], at: int, work: list[int]) -> list[int] | None:
-        """Frontiers of ``kids`` one after the other from offset ``at``, every leaf aligned."""
+    def in_order(self, kids: Iterable[Node], at: int, work: list[int],
+                 rng: random.Random | None = None) -> list[int] | None:
+        """Frontiers of ``kids`` one after the other from offset ``at``, every leaf aligned
+        (each as :meth:`order` reads it, ``rng`` included)."""
         out: list[int] = []
         for c in kids:
-            got = self.order(c, at, work)
+            got = self.order(c, at, work, rng)
             if got is None:
                 return None
             out += got
             at += self.start(c)[1]
         return out
 
-    def _some_order(self, kids: tuple[Node, ...], at: int, work: list[int]) -> list[int] | None:
-        """The children in some order, each aligned: a search over the next child, children
-        alike (the same residues and size modulo the modulus) tried once, and the sets of
-        children left that failed at a residue remembered."""
+    def _some_order(self, kids: tuple[Node, ...], at: int, work: list[int],
+                    rng: random.Random | None) -> list[int] | None:
+        """The children in some order, each aligned: a search over the next child (in a
+        random order with ``rng``), children alike (the same residues and size modulo the
+        modulus) tried once, and the sets of children left that failed at a residue
+        remembered."""
         keys = [self.start(c) for c in kids]
         failed: set[tuple[tuple[tuple[int, int], ...], int]] = set()
 
@@ -290,11 +303,14 @@ class Residues:
             if memo in failed:
                 return None
             tried = set()
-            for i in _bits(left):
+            ways = list(_bits(left))
+            if rng is not None:
+                rng.shuffle(ways)
+            for i in ways:
                 if keys[i] in tried or not keys[i][0] >> (at % self.modulus) & 1:
                     continue
                 tried.add(keys[i])
-                got = self.order(kids[i], at, work)
+                got = self.order(kids[i], at, work, rng)
                 if got is not None:
                     after = rest(left ^ (1 << i), at + keys[i][1])
                     if after is not None:

@@ -24,6 +24,7 @@ from cpplan.perfect import (
     perfect_packing,
     realloc_packing,
     regroup_packing,
+    serving_packing,
     stack_packing,
 )
 
@@ -215,6 +216,20 @@ def test_it_reads_back_the_aligned_offsets_of_a_tiling_of_thousands_of_blocks():
     blocks = make_blocks(problem)
     out = refill(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale,
                  Budget(30.0, deterministic=True))
+    assert out.status == "feasible"
+    plan = blocks.to_plan(out.pools, out.offsets, planner="refill")  # (checked: aligned)
+    assert plan.height == problem.meta["optimum"]
+
+
+def test_a_tiling_whose_first_read_breaks_an_alignment_is_read_in_other_orders():
+    # The starters of an early hole here are split up by later holes, so no bound keeps their
+    # residues: the trees' own orders put them where their enders cannot be aligned, for every
+    # tiling the search finds forwards (the backward search finds one after some 10 ** 5
+    # nodes). Orders drawn at random read one back within a few thousand.
+    problem = serving_packing(2000, seed=1, aligned=True)
+    blocks = make_blocks(problem)
+    out = refill(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale,
+                 Budget(30.0), node_budget=20_000)
     assert out.status == "feasible"
     plan = blocks.to_plan(out.pools, out.offsets, planner="refill")  # (checked: aligned)
     assert plan.height == problem.meta["optimum"]
