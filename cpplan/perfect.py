@@ -607,10 +607,8 @@ def stack_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bool 
             m = length + int(rng.integers(-1, 2)) + (now < crowd) - (now > crowd)
             m = max(1, min(m, budget - 2 * (len(runs) - r - 1) - (pushed > 0)))
             y0, y1 = alive[lo][0], alive[lo + length - 1][1]
-            if pushed:  # (the activation, then the workspaces above it)
-                cuts = [y0] + cuts_of(y0 + pushed, y1, m)
-            else:
-                cuts = cuts_of(y0, y1, m, avoid)
+            # (a push: the activation, then the workspaces above it)
+            cuts = [y0] + cuts_of(y0 + pushed, y1, m) if pushed else cuts_of(y0, y1, m, avoid)
             budget -= len(cuts) - 1
             fresh.append(cuts)
         alive = _step(alive, done, uncut, t, taken, fresh)

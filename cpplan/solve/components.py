@@ -25,21 +25,25 @@ bound (goal ``minimise``), or to more probes on those without a packing (goal ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..blocks import Blocks
 from ..bounds import stacking_height
 from ..deadline import Budget
 from ..exact.dfs import single_pool
+from ..exact.events import zero_slack
 from ..exact.gapfill import improve as gap_fill
 from ..exact.lazy import improve, minimise, peak_first, probe
 from ..exact.outcome import Outcome
 from ..exact.realign import aligned_apart, realigned, unaligned
+from ..exact.refill import REFILL_NODES_PER_SECOND, refill
 from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
 from .context import Component, Context
 from .incumbent import Proof
 
-__all__ = ["solve_components", "tile_tight", "made_by"]
+__all__ = ["solve_components", "tile_tight"]
 
 
 def solve_components(ctx: Context) -> None:
@@ -66,38 +70,60 @@ def solve_components(ctx: Context) -> None:
         _lns_the_rest(ctx, todo)
 
 
-def tile_tight(ctx: Context, comp: Component, budget: Budget, target: int) -> Outcome | None:
+def tile_tight(ctx: Context, comp: Component, budget: Budget,
+               target: int) -> tuple[Outcome, str] | None:
     """Pack a tight component at height ``target`` (scaled) with the tiling search within
     ``budget``: its packing (``feasible``); else, where alignments differ, the packing
     realigned from a tiling without them (``unknown``, a plan above the target:
-    :mod:`cpplan.exact.realign`); either offered to the incumbent; else None. The component
-    is marked as tried either way."""
+    :mod:`cpplan.exact.realign`). At zero slack (every moment full at the target: every
+    packing a tiling), the tiling search has ``tile_search`` of ``budget`` and the hole search
+    (:mod:`cpplan.exact.refill`) the rest, in the same way: the skyline rebuilds in a second
+    the packings made by cuts, the holes those that an allocator's reuse or a training step's
+    stack makes, and each thrashes on the other's. The best found (an answer, else the first
+    realigned plan) is offered to the incumbent and returned with what made it (``tiling``,
+    ``refill`` or ``realigned``); None where none is. The component is marked as tried
+    either way."""
     comp.tiled = True
     b = ctx.blocks
     pool = single_pool(b, comp.ids)
-    apart = pool is not None and aligned_apart(b, comp.ids, pool)
-    out = _tile(b, comp, budget.share(ctx.params.tile_aligned) if apart else budget, target)
-    if apart and out.status == "unknown":
-        assert pool is not None
-        relaxed = _tile(unaligned(b), comp, budget, target)
-        if relaxed.status != "feasible":
-            return None
-        out = realigned(b, comp.ids, pool, relaxed.packing, target)
-    if out.offsets is None:
-        return None
-    _offer(ctx, comp, out.packing, made_by(out))
-    return out
+    apart = pool if pool is not None and aligned_apart(b, comp.ids, pool) else None
+    searches = _TIGHT if zero_slack(b, comp.ids, target) is not None else _TIGHT[:1]
+    best: tuple[Outcome, str] | None = None
+    for k, (name, search, rate) in enumerate(searches):
+        share = budget.share(ctx.params.tile_search) if k < len(searches) - 1 else budget
+        out = _tight(b, comp, share, target, search, rate, apart, ctx.params.tile_aligned)
+        if out.offsets is None:
+            continue
+        by = name if out.status == "feasible" else "realigned"
+        _offer(ctx, comp, out.packing, by)
+        if best is None or out.status == "feasible":
+            best = out, by
+        if out.status == "feasible":
+            break
+    return best
 
 
-def made_by(out: Outcome) -> str:
-    """What made a packing :func:`tile_tight` returned: the tiling search (an answer at the
-    target) or the realignment of a tiling without alignments (a plan above it)."""
-    return "tiling" if out.status == "feasible" else "realigned"
+# The searches of a tight component at its target, with the rate at which their nodes are
+# charged as seconds: the tiling search, then (at zero slack) the hole search.
+_TIGHT: tuple[tuple[str, Callable[..., Outcome], int], ...] = (
+    ("tiling", tile, TILE_NODES_PER_SECOND), ("refill", refill, REFILL_NODES_PER_SECOND))
 
 
-def _tile(blocks: Blocks, comp: Component, budget: Budget, target: int) -> Outcome:
-    return tile(blocks, comp.ids, target, budget,
-                node_budget=budget.nodes(TILE_NODES_PER_SECOND))
+def _tight(blocks: Blocks, comp: Component, budget: Budget, target: int,
+           search: Callable[..., Outcome], rate: int, apart: int | None,
+           aligned: float) -> Outcome:
+    """``search`` of the component at ``target`` within ``budget`` (its nodes charged at
+    ``rate`` a second); where alignments differ (``apart``, their pool), with them for
+    ``aligned`` of it, then without them, its tiling realigned (a plan above the target)."""
+    first = budget.share(aligned) if apart is not None else budget
+    out = search(blocks, comp.ids, target, first, node_budget=first.nodes(rate))
+    if apart is None or out.status != "unknown":
+        return out
+    relaxed = search(unaligned(blocks), comp.ids, target, budget,
+                     node_budget=budget.nodes(rate))
+    if relaxed.status != "feasible":
+        return Outcome("unknown")
+    return realigned(blocks, comp.ids, apart, relaxed.packing, target)
 
 
 def _large(ctx: Context, comp: Component, budget: Budget) -> None:
@@ -106,8 +132,8 @@ def _large(ctx: Context, comp: Component, budget: Budget) -> None:
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     target = ctx.target()
     if not comp.tiled and is_tight(b, comp.ids, target):
-        out = tile_tight(ctx, comp, budget.share(params.large_tile), target)
-        if out is not None and out.status == "feasible":
+        got = tile_tight(ctx, comp, budget.share(params.large_tile), target)
+        if got is not None and got[0].status == "feasible":
             return
 
     def report(height: int, offsets: np.ndarray) -> None:

@@ -46,6 +46,9 @@ class SolverParams:
     #: Of a tight component's tiling time where alignments differ, what the search with them
     #: has before the one without them (whose tiling is realigned: a plan, no answer).
     tile_aligned: float = 0.5
+    #: Of a tight component's tiling time at zero slack, what the tiling search has before the
+    #: hole search: each rebuilds in a second or two the packings the other thrashes on.
+    tile_search: float = 0.5
     #: Of a large component's time, what peak-first packing may take before LNS.
     peak: float = 0.8
     #: Tight components of this many blocks or more have a first look at the bound before the

@@ -13,13 +13,12 @@ import numpy as np
 from ..bounds import capacity_conflict
 from ..deadline import Budget, OutOfTime
 from ..errors import CapacityError, CpplanError, PlanError
-from ..exact.outcome import Outcome
 from ..exact.tiling import is_tight
 from ..planners import registry
 from ..planners.fit import fit_blocks
 from ..planners.portfolio import REPLICAS_UP_TO, SEARCHES, default_planners
 from ..planners.stacking import stack
-from .components import made_by, tile_tight
+from .components import tile_tight
 from .context import Component, Context
 from .incumbent import Proof
 
@@ -40,7 +39,8 @@ def bounds(ctx: Context) -> bool:
 
 def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray, str]]:
     """One pool of more than ``lns_above`` blocks: its components tight at the lower bound,
-    packed there by the tiling search before anything else (``large_tile`` of the time in all,
+    packed there by the tiling search (and, at zero slack, the hole search:
+    :func:`.components.tile_tight`) before anything else (``large_tile`` of the time in all,
     shared by size; a greedy plan of ten thousand blocks takes seconds, their packing often
     less), with their packings (or, where alignments differ, the realigned plans above the
     bound: :func:`.components.tile_tight`) and what made them, to put into the heuristics'
@@ -54,10 +54,9 @@ def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray, str]]:
     done = []
     for k, comp in enumerate(tight):
         left = sum(map(len, tight[k:]))
-        out: Outcome | None = tile_tight(ctx, comp, total.within(total.remaining() * len(comp)
-                                                                 / left), target)
-        if out is not None and out.offsets is not None:
-            done.append((comp, out.offsets, made_by(out)))
+        got = tile_tight(ctx, comp, total.within(total.remaining() * len(comp) / left), target)
+        if got is not None and got[0].offsets is not None:
+            done.append((comp, got[0].offsets, got[1]))
     return done
 
 
