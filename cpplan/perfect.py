@@ -372,13 +372,7 @@ def multiscale_packing(n: int, *, seed: int = 0, width: int = 1 << 24, aligned: 
         points = np.round(np.cumsum(weights)[:-1] / weights.sum() * units).astype(np.int64)
         points = np.unique(np.clip(points, 1, units - 1)) if m > 1 else points
         cuts = [y0] + [y0 + int(p) * grain for p in points] + [y1]
-        if avoid is not None and avoid in cuts[1:-1]:
-            k = cuts.index(avoid)
-            for step in (grain, -grain):
-                if cuts[k - 1] < avoid + step < cuts[k + 1]:
-                    cuts[k] = avoid + step
-                    break
-        return cuts
+        return _avoiding(cuts, avoid, grain)
 
     alive, uncut = _row(scaled_cuts(0, width, max(1, min(n, crowd)), None))
     done: list[tuple[int, int, int, int]] = []
@@ -537,13 +531,7 @@ def stack_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bool 
         # ``[y0, y1)`` cut into ``m`` pieces at random on the grain (fewer where narrower), the
         # boundary ``avoid`` not among the cuts where possible.
         cuts = (_cuts(rng, (y1 - y0) // grain, m) * grain + y0).tolist()
-        if avoid is not None and avoid in cuts[1:-1]:
-            k = cuts.index(avoid)
-            for step in (grain, -grain):
-                if cuts[k - 1] < avoid + step < cuts[k + 1]:
-                    cuts[k] = avoid + step
-                    break
-        return cuts
+        return _avoiding(cuts, avoid, grain)
 
     alive, uncut = _first_row(rng, width, grain, max(1, min(n, crowd)))
     done: list[tuple[int, int, int, int]] = []
@@ -673,6 +661,19 @@ def _cuts(rng: np.random.Generator, length: int, parts: int) -> np.ndarray:
     inner = np.sort(rng.choice(np.arange(1, length), parts - 1, replace=False)) if parts > 1 \
         else np.zeros(0, np.int64)
     return np.concatenate([[0], inner, [length]]).astype(np.int64)
+
+
+def _avoiding(cuts: list[int], avoid: int | None, grain: int) -> list[int]:
+    """Cut points ``cuts`` (sorted, ends included) with ``avoid``, where it is an inner one,
+    moved a grain up or down where the points around it leave room: a boundary that a new
+    buffer should cross."""
+    if avoid is not None and avoid in cuts[1:-1]:
+        k = cuts.index(avoid)
+        for step in (grain, -grain):
+            if cuts[k - 1] < avoid + step < cuts[k + 1]:
+                cuts[k] = avoid + step
+                break
+    return cuts
 
 
 def _runs(spans: list[list[int]]) -> list[tuple[int, int, int]]:

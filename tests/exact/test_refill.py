@@ -208,25 +208,18 @@ def test_it_rebuilds_aligned_packings_at_their_optimum(family):
     assert plan.height == problem.meta["optimum"]
 
 
-def test_it_reads_back_the_aligned_offsets_of_a_tiling_of_thousands_of_blocks():
+@pytest.mark.parametrize("problem", [
     # Reading a tiling's aligned offsets back visits every node of its last tree: with a fixed
     # budget of 2000 steps every tiling of these 2000 blocks was passed over unread, and both
     # directions ran out of tilings without an answer.
-    problem = stack_packing(2000, seed=0, aligned=True)
-    blocks = make_blocks(problem)
-    out = refill(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale,
-                 Budget(30.0, deterministic=True))
-    assert out.status == "feasible"
-    plan = blocks.to_plan(out.pools, out.offsets, planner="refill")  # (checked: aligned)
-    assert plan.height == problem.meta["optimum"]
-
-
-def test_a_tiling_whose_first_read_breaks_an_alignment_is_read_in_other_orders():
+    stack_packing(2000, seed=0, aligned=True),
     # The starters of an early hole here are split up by later holes, so no bound keeps their
     # residues: the trees' own orders put them where their enders cannot be aligned, for every
     # tiling the search finds forwards (the backward search finds one after some 10 ** 5
     # nodes). Orders drawn at random read one back within a few thousand.
-    problem = serving_packing(2000, seed=1, aligned=True)
+    serving_packing(2000, seed=1, aligned=True),
+], ids=["budget by blocks", "orders at random"])
+def test_it_reads_back_the_aligned_offsets_of_tilings_of_thousands_of_blocks(problem):
     blocks = make_blocks(problem)
     out = refill(blocks, np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale,
                  Budget(30.0), node_budget=20_000)
