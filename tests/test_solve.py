@@ -11,6 +11,8 @@ import itertools
 import json
 import math
 import signal
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -487,3 +489,12 @@ def test_a_large_component_at_zero_slack_goes_to_the_hole_search_after_the_tilin
     assert check(problem, plan) == []
     assert plan.status == "optimal" and plan.objective == problem.meta["optimum"]
     assert "refill" in phases
+
+
+def test_importing_the_solver_leaves_or_tools_unloaded():
+    # (OR-Tools' cp_model imports pandas: a third to half a second of every command's start-up,
+    # which a solve that the heuristics or the tiling search settle never needs; on Y_1 at
+    # --time-limit 1 it is the greedy's time: cpplan.exact.lazy)
+    code = "import sys, cpplan.solve, cpplan.cli, cpplan.io; print('ortools' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -33,13 +33,11 @@ from ..blocks import Blocks
 from ..bounds import stacking_height
 from ..deadline import Budget
 from ..exact.dfs import single_pool
-from ..exact.events import zero_slack
 from ..exact.gapfill import improve as gap_fill
 from ..exact.lazy import improve, minimise, peak_first, probe
 from ..exact.outcome import Outcome
 from ..exact.realign import aligned_apart, realigned, unaligned
-from ..exact.refill import REFILL_NODES_PER_SECOND, refill
-from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tile
+from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, tight_share, tile
 from .context import Component, Context
 from .incumbent import Proof
 
@@ -87,7 +85,9 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
     b = ctx.blocks
     pool = single_pool(b, comp.ids)
     apart = pool if pool is not None and aligned_apart(b, comp.ids, pool) else None
-    searches = _TIGHT if zero_slack(b, comp.ids, target) is not None else _TIGHT[:1]
+    searches = [("tiling", tile, TILE_NODES_PER_SECOND)]
+    if tight_share(b, comp.ids, target) >= 1.0:  # (zero slack: the hole search tells the rest)
+        searches.append(_hole_search())
     best: tuple[Outcome, str] | None = None
     for k, (name, search, rate) in enumerate(searches):
         share = budget.share(ctx.params.tile_search) if k < len(searches) - 1 else budget
@@ -103,10 +103,13 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
     return best
 
 
-# The searches of a tight component at its target, with the rate at which their nodes are
-# charged as seconds: the tiling search, then (at zero slack) the hole search.
-_TIGHT: tuple[tuple[str, Callable[..., Outcome], int], ...] = (
-    ("tiling", tile, TILE_NODES_PER_SECOND), ("refill", refill, REFILL_NODES_PER_SECOND))
+def _hole_search() -> tuple[str, Callable[..., Outcome], int]:
+    """The hole search, what it is called, and the rate at which its nodes are charged as
+    seconds; imported here, on first use: it loads OR-Tools, which a solve that the tiling
+    search answers never needs (:mod:`cpplan.exact.lazy`)."""
+    from ..exact.refill import REFILL_NODES_PER_SECOND, refill
+
+    return "refill", refill, REFILL_NODES_PER_SECOND
 
 
 def _tight(blocks: Blocks, comp: Component, budget: Budget, target: int,
