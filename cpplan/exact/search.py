@@ -95,6 +95,11 @@ TILE_FIRST_SHARE = 0.05
 # ... where alignments differ, which slow the hole search down (:mod:`.residues`) and where the
 # tiling search's merged blocks answer packings of cuts in a second or two.
 TILE_FIRST_SHARE_ALIGNED = 0.2
+# ... and at most so many seconds a block: with long limits the shares grew past what the
+# packings it rebuilds take (aligned perfect packings of 2000 blocks, up to 6 s), and the hole
+# search waited for a glance that would not answer (aligned stack packings of 250: 9.7 s to
+# the optimum at --time-limit 60, 2.1 s at 10).
+TILE_FIRST_SECONDS_PER_BLOCK = 0.004
 
 
 def _over(ceiling_mb: float | None) -> bool:
@@ -163,10 +168,14 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     # later share would give it, not the first glance's)
     merge_until = mine.deadline(MERGED_SHARE * tile_share * mine.remaining())
 
-    def tiling_search(share: float, cancel: threading.Event | None) -> Outcome:
+    def tiling_search(share: float, cancel: threading.Event | None,
+                      most: float | None = None) -> Outcome:
         assert pool is not None
-        return tile(blocks, ids, heights[pool], mine.share(share),
-                    node_budget=mine.nodes(TILE_NODES_PER_SECOND, share), resume=memo,
+        # (``share`` of the probe's time left, at most ``most`` seconds)
+        part = mine.share(share) if most is None else \
+            mine.within(min(share * mine.remaining(), most))
+        return tile(blocks, ids, heights[pool], part,
+                    node_budget=part.nodes(TILE_NODES_PER_SECOND), resume=memo,
                     cancel=cancel, merge_until=merge_until)
 
     # (at zero slack: its height and the candidate holes, listed once for both searches)
@@ -330,7 +339,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
 
 def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budget: Budget,
-                   apart: bool, tiling_search: Callable[[float, threading.Event | None], Outcome],
+                   apart: bool, tiling_search: Callable[..., Outcome],
                    cancel: threading.Event | None,
                    near: Callable[[Outcome, str], None] | None, keep: dict | None = None
                    ) -> tuple[Outcome | None, Holes | None]:
@@ -339,7 +348,8 @@ def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budg
     candidates are complete, or thrashes). The answer, if one came; else the candidate holes
     (cut at :data:`CANDIDATES_MAX`) for the tight branch that follows. The holes, once
     listed in full, are kept in ``keep`` (:func:`probe`)."""
-    out = tiling_search(TILE_FIRST_SHARE_ALIGNED if apart else TILE_FIRST_SHARE, cancel)
+    out = tiling_search(TILE_FIRST_SHARE_ALIGNED if apart else TILE_FIRST_SHARE, cancel,
+                        TILE_FIRST_SECONDS_PER_BLOCK * len(ids))
     if out.status in ("feasible", "infeasible"):
         return out, None
     holes = None if keep is None else keep.get("holes")

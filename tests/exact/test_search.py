@@ -76,3 +76,26 @@ def test_a_probe_whose_ladder_ends_it_stops_once_the_heights_above_have_met():
     assert out.status == "unknown"
     assert time.perf_counter() - began < 30.0
     assert optimum < _height_above(got, blocks) < best
+
+
+def test_the_tiling_search_glances_at_most_a_few_milliseconds_a_block(monkeypatch):
+    # At zero slack the probe glances at the tiling search before the hole search: a share of
+    # the probe's time, at most TILE_FIRST_SECONDS_PER_BLOCK a block (with a minute, the share
+    # alone made the hole search wait 9 s on 250 aligned blocks it then rebuilt in 0.2 s).
+    import cpplan.exact.search as search
+    from cpplan.perfect import stack_packing
+
+    problem = stack_packing(250, seed=0, aligned=True)
+    blocks = make_blocks(problem)
+    glances: list[float] = []
+    real = search.tile
+
+    def spy(blocks, ids, height, budget, **options):
+        glances.append(budget.remaining())
+        return real(blocks, ids, height, budget, **options)
+
+    monkeypatch.setattr(search, "tile", spy)
+    out = probe(blocks, np.arange(len(blocks)), {0: problem.meta["optimum"] // blocks.scale},
+                Budget(60.0, deterministic=True))
+    assert out.status == "feasible"
+    assert glances[0] <= search.TILE_FIRST_SECONDS_PER_BLOCK * len(blocks) + 1e-9
