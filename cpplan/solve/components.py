@@ -77,10 +77,9 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
     packing a tiling), the tiling search has ``tile_search`` of ``budget`` and the hole search
     (:mod:`cpplan.exact.refill`) the rest, in the same way: the skyline rebuilds in a second
     the packings made by cuts, the holes those that an allocator's reuse or a training step's
-    stack makes, and each thrashes on the other's. The best found (an answer, else the first
-    realigned plan) is offered to the incumbent and returned with what made it (``tiling``,
-    ``refill`` or ``realigned``); None where none is. The component is marked as tried
-    either way."""
+    stack makes, and each thrashes on the other's. Each packing found is offered to the
+    incumbent, and the lowest returned with what made it (``tiling``, ``refill`` or
+    ``realigned``); None where none is. The component is marked as tried either way."""
     comp.tiled = True
     b = ctx.blocks
     pool = single_pool(b, comp.ids)
@@ -96,11 +95,16 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
             continue
         by = name if out.status == "feasible" else "realigned"
         _offer(ctx, comp, out.packing, by)
-        if best is None or out.status == "feasible":
+        if best is None or _top(b, comp, out) < _top(b, comp, best[0]):
             best = out, by
         if out.status == "feasible":
             break
     return best
+
+
+def _top(blocks: Blocks, comp: Component, out: Outcome) -> int:
+    """The height of a packing of the component (scaled)."""
+    return int((out.packing + blocks.size[comp.ids]).max())
 
 
 def _hole_search() -> tuple[str, Callable[..., Outcome], int]:
