@@ -81,13 +81,16 @@ _Applied = tuple[frozenset[int], tuple[int, ...], Node]
 
 def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
            holes: Holes | None = None, node_budget: int | None = None,
-           cancel: threading.Event | None = None, stats: dict | None = None) -> Outcome:
+           cancel: threading.Event | None = None, stats: dict | None = None,
+           keep: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit at most ``height`` high (scaled), where they are at zero slack?
     Answered by the hole search (module docstring), run forwards and backwards in time in turn
     (:data:`SLICE` nodes each): which way thrashes depends on the strip.
 
     ``holes``: the candidates (:func:`.events.holes_of` with :data:`.events.PAIRS_ENUMERATED`)
-    of blocks the caller found at zero slack at ``height``, else found here.
+    of blocks the caller found at zero slack at ``height``, else found here and, with ``keep``
+    (a dict the caller keeps across its calls on the same blocks and height, with their
+    alignments or without: the holes do not depend on them), kept in it for the next call.
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (a tiling of the strip: no two
     blocks that share a moment overlap, every alignment kept); ``infeasible`` only when a
@@ -99,6 +102,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     receives ``nodes``.
     """
     ids = np.asarray(ids, np.int64)
+    if holes is None and keep is not None:
+        holes = keep.get("holes")
     if holes is None and zero_slack(blocks, ids, height) is None:
         return Outcome("unknown", detail="refill: not at zero slack")
     pool = blocks.pools[int(ids[0])][0]
@@ -110,6 +115,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     if holes is None:
         # (every candidate enumerated: a split costs the search one node, not a model literal)
         holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
+        if keep is not None:
+            keep["holes"] = holes
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
     # (residues of their own for each direction: a search binds those of the holes it fills)

@@ -25,6 +25,7 @@ bound (goal ``minimise``), or to more probes on those without a packing (goal ``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -110,10 +111,12 @@ def _top(blocks: Blocks, comp: Component, out: Outcome) -> int:
 def _hole_search() -> tuple[str, Callable[..., Outcome], int]:
     """The hole search, what it is called, and the rate at which its nodes are charged as
     seconds; imported here, on first use: it loads OR-Tools, which a solve that the tiling
-    search answers never needs (:mod:`cpplan.exact.lazy`)."""
+    search answers never needs (:mod:`cpplan.exact.lazy`). Its candidate holes are listed
+    once, for the search with the alignments and the one without them (seconds on thousands
+    of blocks with many equal sums)."""
     from ..exact.refill import REFILL_NODES_PER_SECOND, refill
 
-    return "refill", refill, REFILL_NODES_PER_SECOND
+    return "refill", functools.partial(refill, keep={}), REFILL_NODES_PER_SECOND
 
 
 def _tight(blocks: Blocks, comp: Component, budget: Budget, target: int,

@@ -228,6 +228,27 @@ def test_it_reads_back_the_aligned_offsets_of_tilings_of_thousands_of_blocks(pro
     assert plan.height == problem.meta["optimum"]
 
 
+def test_the_holes_it_lists_are_kept_for_the_search_without_the_alignments(monkeypatch):
+    # (a tight component's hole search runs with the alignments, then without them: the
+    # candidate holes do not depend on them, and listing them takes seconds on thousands of
+    # blocks, so the caller's ``keep`` holds them from one call to the next)
+    import cpplan.exact.refill as module
+    from cpplan.exact.realign import unaligned
+
+    problem = stack_packing(250, seed=0, aligned=True)
+    blocks = make_blocks(problem)
+    ids, height = np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale
+    listed: list[int] = []
+    real = module.holes_of
+    monkeypatch.setattr(module, "holes_of",
+                        lambda *args, **options: listed.append(1) or real(*args, **options))
+    keep: dict = {}
+    first = refill(unaligned(blocks), ids, height, Budget(30.0), keep=keep)
+    second = refill(blocks, ids, height, Budget(30.0), keep=keep)
+    assert first.status == second.status == "feasible"
+    assert listed == [1]
+
+
 def test_an_event_whose_enders_every_order_keeps_together_is_one_hole():
     # a (1 byte) and b (4) end together, d (4) and e (1) start: a->e and b->d are holes, and
     # so is the whole event. Where a and b are all that is alive they are side by side in
