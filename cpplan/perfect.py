@@ -20,16 +20,19 @@ plan at that height, hence the optimum is ``width`` exactly. The constructions (
   repeat their shapes, the buffers of a run made again in another order;
 * ``stack`` (:func:`stack_packing`): training steps, activations pushed at the bottom in the
   forward pass and popped in reverse in the backward pass, workspaces filling the rest: nested
-  lifetimes.
+  lifetimes;
+* ``ring`` (:func:`ring_packing`): a streaming pipeline's ring buffer, a head sweeping the
+  arena bottom up and re-cutting the bytes it comes back to: first in, first out.
 
-The last seven have no straight cut through the strip, and are made neither by straight nor by
-pinwheel cuts. ``stack`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
+The last eight have no straight cut through the strip, and are made neither by straight nor
+by pinwheel cuts. ``ring`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
 others and checked on it. (Each family before it was held out in turn until checked: ``regroup``
 until the holes of :mod:`cpplan.exact.events`, tuned on ``mosaic`` and ``realloc``, had been,
 ``serving`` until the hole search of :mod:`cpplan.exact.refill`, built on ``regroup``, had,
 ``multiscale`` until the events of many blocks, built on ``mosaic``, had, and ``repeated``
-until the components' order and the residues of large P-nodes had; the work since makes them
-some of the others.) Every generator puts its construction's offsets in
+until the components' order and the residues of large P-nodes had, and ``stack`` until the
+read-back's budget and retries and the hole search of large components had; the work since
+makes them some of the others.) Every generator puts its construction's offsets in
 ``problem.meta["offsets"]`` (not hints: a solver must find the packing itself).
 
 ``aligned=True`` cuts bytes on multiples of 64 and gives each buffer the largest power of two
@@ -45,6 +48,7 @@ from .problem import Buffer, Problem
 
 __all__ = ["perfect_packing", "mosaic_packing", "realloc_packing", "regroup_packing",
            "serving_packing", "multiscale_packing", "repeated_packing", "stack_packing",
+           "ring_packing",
            "FAMILIES", "HELD_OUT"]
 
 GRAIN = 64  # bytes, the cut grain of aligned packings
@@ -604,6 +608,64 @@ def stack_packing(n: int, *, seed: int = 0, width: int = 1 << 22, aligned: bool 
                            width, aligned)
 
 
+def ring_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: bool = False,
+                 crowd: int = 24, keep: float = 0.15) -> Problem:
+    """A problem of about ``n`` buffers as a streaming pipeline uses a ring buffer: a *head*
+    sweeps the arena from the bottom to the top, over and over; at each step the one to three
+    buffers just above it end (those it comes back to after a sweep), their bytes are cut
+    afresh into the buffers starting there, and the head moves past them. A buffer the head
+    meets is *kept* for one or two more sweeps with probability ``keep`` (state a stage carries
+    on, as a KV window or a filter's history): the head skips it. About ``crowd`` buffers are
+    alive at a time. The optimum is ``width`` (the strip is covered at every moment).
+
+    Unlike the other families, the lifetimes are first in, first out: a buffer lives about one
+    sweep and starts, within a sweep, later the higher it lies, so the packing runs along a
+    diagonal in time and bytes. Not made by straight or pinwheel cuts: a step's run of buffers
+    reaches past a byte boundary of the first step that no buffer has crossed yet (while one
+    is left where the run can reach it), and is cut afresh avoiding it; no step ends every
+    buffer alive, so no cut in time crosses the strip. The strip ends at ``n`` buffers (or
+    when one is left).
+    """
+    grain = _grain(n, width, aligned)
+    rng = np.random.default_rng(seed)
+    crowd = max(3, min(crowd, n // 4))
+    alive, uncut = _first_row(rng, width, grain, max(1, min(n, crowd)))
+    done: list[tuple[int, int, int, int]] = []
+    sweeps: dict[tuple[int, int], int] = {}  # (y0, t0) of a kept buffer -> sweeps left
+    head, t = 0, 0
+    while len(alive) >= 2 and len(done) + len(alive) < n:
+        k = next((j for j, b in enumerate(alive) if b[0] >= head), len(alive))
+        while k < len(alive) and sweeps.get((alive[k][0], alive[k][2]), 0) > 0:
+            sweeps[alive[k][0], alive[k][2]] -= 1  # (kept: the head passes it by)
+            k += 1
+        if k == len(alive):  # (the top: the next sweep)
+            head = 0
+            continue
+        if sweeps.pop((alive[k][0], alive[k][2]), None) is None and rng.random() < keep and \
+                not uncut & {alive[k][0], alive[k][1]}:  # (a boundary to cross comes first)
+            sweeps[alive[k][0], alive[k][2]] = int(rng.integers(1, 3))
+            head = alive[k][1]
+            continue
+        t += 1
+        length, reach = 1, min(len(alive) - k, len(alive) - 1)  # (one buffer lives on)
+        most = min(int(rng.integers(1, 4)), reach)
+        while length < reach and (length < most or alive[k + length - 1][1] in uncut) and \
+                (alive[k + length][0], alive[k + length][2]) not in sweeps:
+            length += 1  # (a run reaches past a boundary nobody has crossed yet)
+        y0, y1 = alive[k][0], alive[k + length - 1][1]
+        budget = n - len(done) - len(alive)
+        if budget < 1:
+            break
+        m = length + int(rng.integers(-1, 2)) + (len(alive) < crowd) - (len(alive) > crowd)
+        cuts = (_cuts(rng, (y1 - y0) // grain, max(1, min(m, budget))) * grain + y0).tolist()
+        for avoid in sorted(y for y in uncut if y0 < y < y1):
+            cuts = _avoiding(cuts, avoid, grain)
+        alive = _step(alive, done, uncut, t, set(range(k, k + length)), [cuts])
+        head = y1
+    return _tiling_problem(_last(done, alive, t), "ring", "cpplan.perfect.ring", n, seed, width,
+                           aligned)
+
+
 def _grain(n: int, width: int, aligned: bool) -> int:
     """The cut grain in bytes (:data:`GRAIN` for aligned packings, else 1), once ``n`` and
     ``width`` are checked."""
@@ -751,5 +813,5 @@ def _split_to(rng: np.random.Generator, rects: list[tuple[int, int, int, int]], 
 FAMILIES = {"perfect": perfect_packing, "mosaic": mosaic_packing, "realloc": realloc_packing,
             "regroup": regroup_packing, "serving": serving_packing,
             "multiscale": multiscale_packing, "repeated": repeated_packing,
-            "stack": stack_packing}
-HELD_OUT = "stack"
+            "stack": stack_packing, "ring": ring_packing}
+HELD_OUT = "ring"

@@ -9,7 +9,7 @@ import pytest
 from cpplan import Plan, check, make_blocks, max_load
 from cpplan.perfect import FAMILIES, HELD_OUT, perfect_packing
 
-NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated", "stack")
+NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated", "stack", "ring")
 
 
 def _construction(problem) -> Plan:
@@ -113,3 +113,17 @@ def test_a_stack_packing_nests_its_activations():
               if o == longest.size and longest.start < b.start and b.end < longest.end
               and b.end - b.start > 2]
     assert inside
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_ring_packing_sweeps_the_arena_from_the_bottom_up(seed):
+    # A ring buffer: the buffers starting at successive steps lie higher and higher until the
+    # head comes back to the bottom, once a sweep (a random cutting falls half the time).
+    problem = FAMILIES["ring"](250, seed=seed)
+    lowest: dict[int, int] = {}
+    for b, o in zip(problem.buffers, problem.meta["offsets"], strict=True):
+        if b.start > 0:
+            lowest[b.start] = min(lowest.get(b.start, o), o)
+    climb = [lowest[t] for t in sorted(lowest)]
+    falls = sum(b < a for a, b in zip(climb[:-1], climb[1:], strict=True))
+    assert 2 <= falls < 0.2 * len(climb)
