@@ -65,7 +65,7 @@ class Residues:
         self.leaf = [self._multiples(int(a)) for a in align]
         self.bound: dict[frozenset[int], int] = {}  # a starters' node's leaves: its residues
         self._cache: dict[int, tuple[Node, int, int]] = {}
-        self._coarse_memo: dict[tuple[int, tuple], int] = {}
+        self._coarse_memo: dict[tuple[int, int, tuple], int] = {}
         # (the divisors of the modulus above 1, the largest first: :meth:`_coarse`'s moduli)
         self._divisors = [d for d in range(modulus, 1, -1) if modulus % d == 0]
 
@@ -159,16 +159,18 @@ class Residues:
                     for r in _bits(reach):
                         at |= self._shift(mask, -r)
                     out &= at
-        return out & self._coarse(kids) if out else 0
+        return self._coarse(kids, out) if out else 0
 
-    def _coarse(self, kids: list[tuple[int, int]]) -> int:
+    def _coarse(self, kids: list[tuple[int, int]], among: int) -> int:
         """Residues of children in any order, exact modulo the largest divisor ``m`` of the
         modulus at which the children, grouped alike (residues and size modulo ``m``), make at
         most :data:`COARSE_STATES` multisets: by dynamic programming over the multisets placed
         first. Modulo ``m`` is a relaxation (an order aligned modulo the modulus is aligned
         modulo ``m``), so the residues returned (those whose remainder modulo ``m`` is allowed)
         hold every residue allowed; on the last tree of aligned perfect packings it already
-        says "none" modulo 2, where the check above passes them."""
+        says "none" modulo 2, where the check above passes them. Only the residues ``among``
+        are asked about (those the check above allows): the multisets that cannot start at any
+        of them are passed over, most of them on the trees of aligned packings."""
         for m in self._divisors:
             count: dict[tuple[int, int], int] = {}
             for mask, z in kids:
@@ -178,15 +180,16 @@ class Residues:
             if states <= COARSE_STATES:
                 break
         else:
-            return self.full
-        memo = (m, tuple(sorted(count.items())))
+            return among
+        start = self._fold(among, m)
+        memo = (m, start, tuple(sorted(count.items())))
         got = self._coarse_memo.get(memo)
         if got is None:
-            got = self._multisets(m, count)
+            got = self._multisets(m, count, start)
             if len(self._coarse_memo) >= _CACHED:
                 self._coarse_memo.clear()
             self._coarse_memo[memo] = got
-        return got
+        return among & got
 
     def _fold(self, mask: int, m: int) -> int:
         """``mask``'s residues modulo ``m`` (a divisor of the modulus)."""
@@ -195,10 +198,10 @@ class Residues:
             out |= mask >> k
         return out & ((1 << m) - 1)
 
-    def _multisets(self, m: int, count: dict[tuple[int, int], int]) -> int:
+    def _multisets(self, m: int, count: dict[tuple[int, int], int], start: int) -> int:
         """The residues modulo the modulus whose remainder modulo ``m`` lets children of these
         kinds (``(residues modulo m, size modulo m)``: how many) be placed in some order, each
-        where it may start."""
+        where it may start, the first at a residue of ``start`` (modulo ``m``)."""
         full_m = (1 << m) - 1
 
         def shift(mask: int, k: int) -> int:
@@ -209,15 +212,25 @@ class Residues:
         radix = [1]
         for (_key, c) in kinds:
             radix.append(radix[-1] * (c + 1))
+        # Each kind's digit place, count and size, its residues and their shifts back by the
+        # sums below it (made as met): the loop below is the whole cost of the check.
+        steps = [(radix[k], radix[k + 1], radix[k] * c, z % m, mask, [-1] * m)
+                 for k, ((mask, z), c) in enumerate(kinds)]
         first = [0] * radix[-1]  # per multiset (mixed radix): where it may start, placed first
-        first[0] = full_m
+        below = [0] * radix[-1]  # (the sum of its sizes modulo m)
+        first[0] = start
         for s in range(radix[-1]):
-            if not first[s]:
+            here = first[s]
+            if not here:
                 continue
-            below = sum((s // radix[k] % (c + 1)) * z for k, ((_mask, z), c) in enumerate(kinds))
-            for k, ((mask, _z), c) in enumerate(kinds):
-                if s // radix[k] % (c + 1) < c:
-                    first[s + radix[k]] |= first[s] & shift(mask, -below)
+            b = below[s]
+            for place, period, last, z, mask, back in steps:
+                if s % period < last:  # (fewer of this kind than there are)
+                    at = back[b]
+                    if at < 0:
+                        at = back[b] = shift(mask, -b)
+                    first[s + place] |= here & at
+                    below[s + place] = (b + z) % m
         allowed = first[-1]  # (repeated over the modulus: a residue's remainder allowed)
         return sum(allowed << k for k in range(0, self.modulus, m))
 
