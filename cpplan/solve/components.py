@@ -71,29 +71,44 @@ def solve_components(ctx: Context) -> None:
 
 def tile_tight(ctx: Context, comp: Component, budget: Budget,
                target: int) -> tuple[Outcome, str] | None:
-    """Pack a tight component at height ``target`` (scaled) with the tiling search within
-    ``budget``: its packing (``feasible``); else, where alignments differ, the packing
-    realigned from a tiling without them (``unknown``, a plan above the target:
-    :mod:`cpplan.exact.realign`). At zero slack (every moment full at the target: every
-    packing a tiling), the tiling search has ``tile_search`` of ``budget`` and the hole search
-    (:mod:`cpplan.exact.refill`) the rest, in the same way: the skyline rebuilds in a second
-    the packings made by cuts, the holes those that an allocator's reuse or a training step's
-    stack makes, and each thrashes on the other's. Each packing found is offered to the
-    incumbent, and the lowest returned with what made it (``tiling``, ``refill`` or
-    ``realigned``); None where none is. The component is marked as tried either way."""
+    """Pack a tight component (of more than ``lns_above`` blocks) at height ``target``
+    (scaled) within ``budget``: by the tiling search, and at zero slack (every moment full at
+    the target: every packing a tiling) first by the hole search (:mod:`cpplan.exact.refill`):
+    the skyline rebuilds in a second the packings made by cuts, the holes those that an
+    allocator's reuse, a training step's stack or a ring buffer makes; each thrashes on the
+    other's, and the hole search says soon when it cannot work (trees too deep). Where
+    alignments differ, each search runs first without them (its tiling realigned:
+    :mod:`cpplan.exact.realign`, a plan a little above the target), then with them: on
+    thousands of blocks the searches without alignments run ten times as many nodes a second
+    and answer where those with them do not. Each search has ``tight_turn`` of the time left
+    (the last all of it), stops the rest when it packs at the target, and leaves the others of
+    its kind when it packs without the alignments. Each packing is offered to the incumbent;
+    the lowest is returned with what made it (``tiling``, ``refill`` or ``realigned``), None
+    where none is. The component is marked as tried either way."""
     comp.tiled = True
     b = ctx.blocks
     pool = single_pool(b, comp.ids)
     apart = pool if pool is not None and aligned_apart(b, comp.ids, pool) else None
     searches = [("tiling", tile, TILE_NODES_PER_SECOND)]
-    if tight_share(b, comp.ids, target) >= 1.0:  # (zero slack: the hole search tells the rest)
-        searches.append(_hole_search())
+    if tight_share(b, comp.ids, target) >= 1.0:
+        searches.insert(0, _hole_search())
+    runs = [(s, False) for s in searches] if apart is not None else []
+    runs += [(s, True) for s in searches]
+    relaxed = unaligned(b) if apart is not None else b
     best: tuple[Outcome, str] | None = None
-    for k, (name, search, rate) in enumerate(searches):
-        share = budget.share(ctx.params.tile_search) if k < len(searches) - 1 else budget
-        out = _tight(b, comp, share, target, search, rate, apart, ctx.params.tile_aligned)
-        if out.offsets is None:
+    for k, ((name, search, rate), aligned) in enumerate(runs):
+        if not aligned and best is not None:
+            continue  # (one realigned tiling is enough: the searches with the alignments next)
+        turn = budget if k == len(runs) - 1 else budget.share(ctx.params.tight_turn)
+        out = search(b if aligned else relaxed, comp.ids, target, turn,
+                     node_budget=turn.nodes(rate))
+        if out.status != "feasible":
             continue
+        if not aligned:
+            assert apart is not None
+            out = realigned(b, comp.ids, apart, out.packing, target)
+            if out.offsets is None:
+                continue
         by = name if out.status == "feasible" else "realigned"
         _offer(ctx, comp, out.packing, by)
         if best is None or _top(b, comp, out) < _top(b, comp, best[0]):
@@ -117,23 +132,6 @@ def _hole_search() -> tuple[str, Callable[..., Outcome], int]:
     from ..exact.refill import REFILL_NODES_PER_SECOND, refill
 
     return "refill", functools.partial(refill, keep={}), REFILL_NODES_PER_SECOND
-
-
-def _tight(blocks: Blocks, comp: Component, budget: Budget, target: int,
-           search: Callable[..., Outcome], rate: int, apart: int | None,
-           aligned: float) -> Outcome:
-    """``search`` of the component at ``target`` within ``budget`` (its nodes charged at
-    ``rate`` a second); where alignments differ (``apart``, their pool), with them for
-    ``aligned`` of it, then without them, its tiling realigned (a plan above the target)."""
-    first = budget.share(aligned) if apart is not None else budget
-    out = search(blocks, comp.ids, target, first, node_budget=first.nodes(rate))
-    if apart is None or out.status != "unknown":
-        return out
-    relaxed = search(unaligned(blocks), comp.ids, target, budget,
-                     node_budget=budget.nodes(rate))
-    if relaxed.status != "feasible":
-        return Outcome("unknown")
-    return realigned(blocks, comp.ids, apart, relaxed.packing, target)
 
 
 def _large(ctx: Context, comp: Component, budget: Budget) -> None:

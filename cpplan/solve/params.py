@@ -43,12 +43,10 @@ class SolverParams:
     # -- components of one pool -------------------------------------------------------------------
     #: Tight components beyond lns_above: the tiling search packs them in a second or not at all.
     large_tile: float = 0.25
-    #: Of a tight component's tiling time where alignments differ, what the search with them
-    #: has before the one without them (whose tiling is realigned: a plan, no answer).
-    tile_aligned: float = 0.5
-    #: Of a tight component's tiling time at zero slack, what the tiling search has before the
-    #: hole search: each rebuilds in a second or two the packings the other thrashes on.
-    tile_search: float = 0.5
+    #: Of a large tight component's time left, what each of its searches has before the next
+    #: (tiling and hole search, without and with alignments): each answers in a second or two
+    #: or thrashes, and the hole search says soon when it cannot work.
+    tight_turn: float = 0.5
     #: Of a large component's time, what peak-first packing may take before LNS.
     peak: float = 0.8
     #: Tight components of this many blocks or more have a first look at the bound before the

@@ -99,13 +99,13 @@ def test_a_strip_with_one_alignment_needs_no_relaxation():
 
 
 def test_a_large_tight_component_gets_the_realigned_plan():
-    # Beyond lns_above blocks a tight component goes to the tiling search first; given no
-    # time with its alignments (tile_aligned=0), the tiling without them is realigned, and
-    # what LNS starts from is within a few percent of the optimum, not the greedy plans' 30 %.
+    # Beyond lns_above blocks a tight component goes to the tiling search first, without its
+    # alignments first: the tiling is realigned, and what LNS starts from is within a few
+    # percent of the optimum, not the greedy plans' 30 %.
     problem = perfect_packing(1000, seed=0, aligned=True)
     phases: list[str] = []
     plan = solve(problem, PlanOptions(time_limit=1.0, deterministic=True),
-                 params=dataclasses.replace(DEFAULT_PARAMS, lns_above=500, tile_aligned=0.0),
+                 params=dataclasses.replace(DEFAULT_PARAMS, lns_above=500),
                  progress=lambda p: phases.append(p.phase))
     assert "realigned" in phases
     assert plan.height <= 1.03 * problem.meta["optimum"]
