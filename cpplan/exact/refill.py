@@ -91,6 +91,9 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     of blocks the caller found at zero slack at ``height``, else found here and, with ``keep``
     (a dict the caller keeps across its calls on the same blocks and height, with their
     alignments or without: the holes do not depend on them), kept in it for the next call.
+    ``keep`` also keeps the searches where they stopped (by height, and with or without the
+    alignments): a later call goes on from there, so that a probe given more time after a
+    first look does not search again what the look searched.
 
     ``feasible`` comes with ``pools`` and ``offsets`` per id (a tiling of the strip: no two
     blocks that share a moment overlap, every alignment kept); ``infeasible`` only when a
@@ -120,8 +123,14 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
     # (residues of their own for each direction: a search binds those of the holes it fills)
-    searches = [_Search(holes, blocks.start[ids], size, False, forwards),
-                _Search(holes.reversed(), blocks.end[ids], size, True, Residues.of(size, align))]
+    key = ("searches", height, forwards is not None, ids.tobytes())
+    searches = None if keep is None else keep.get(key)
+    if searches is None:
+        searches = [_Search(holes, blocks.start[ids], size, False, forwards),
+                    _Search(holes.reversed(), blocks.end[ids], size, True,
+                            Residues.of(size, align))]
+        if keep is not None:
+            keep[key] = searches  # (the list itself: the calls after go on from its state)
     deadline = budget.deadline()
     nodes = 0
 
@@ -133,11 +142,15 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     try:
         while searches and not stopped():
             search = searches[0]
-            slice_ = SLICE if node_budget is None else min(SLICE, node_budget - nodes)
+            slice_ = search.slice_left if node_budget is None else \
+                min(search.slice_left, node_budget - nodes)
             status = search.run(slice_, stopped)
             nodes += search.nodes_since
+            search.slice_left -= search.nodes_since
             if status == "found":
                 assert search.found is not None
+                if keep is not None:
+                    del keep[key]  # (a search that found its tiling has nothing to go on with)
                 offsets = np.zeros(len(ids), np.int64)
                 offsets[size > 0] = search.found[size > 0]
                 way = "backwards" if search.reverse else "forwards"
@@ -147,10 +160,13 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
                 if search.holes.complete and not search.unread:
                     return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")
                 searches.pop(0)  # (its candidates were cut: the other way may still find one)
-            else:
+            elif not search.slice_left:  # (else stopped: it goes on first in the next call)
+                search.slice_left = SLICE
                 searches.append(searches.pop(0))
         return Outcome("unknown", detail=f"refill, {nodes} nodes")
     except RecursionError:  # (trees nested deeper than Python's stack: thousands of blocks)
+        if keep is not None:
+            keep.pop(key, None)  # (a search broken off mid-split: never gone on with)
         return Outcome("unknown", detail=f"refill, {nodes} nodes, trees too deep")
     finally:
         budget.report(nodes / REFILL_NODES_PER_SECOND)
@@ -181,6 +197,7 @@ class _Search:
             self.frames.append(_splits(tree, self.event(0), residues) if holes.events
                                else iter([(tree, [])]))
         self.nodes_since = 0
+        self.slice_left = SLICE  # (nodes left in its turn: :func:`refill` takes turns)
 
     def event(self, k: int) -> _Event:
         """Event ``k``'s candidates, looked up as :func:`_splits` does (made once)."""
@@ -196,12 +213,12 @@ class _Search:
         while self.frames:
             splits = self.frames[-1]
             for split in splits:
-                self.nodes_since += 1
                 if self.nodes_since >= nodes or \
                         (self.nodes_since % _CHECK_EVERY == 0 and stopped()):
                     if split is not None:  # (not lost: tried first when the search goes on)
                         self.frames[-1] = itertools.chain([split], splits)
                     return "paused"
+                self.nodes_since += 1
                 if split is None:
                     continue
                 tree, applied = split

@@ -365,7 +365,7 @@ def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budg
         # alignments, a relaxation, and placed again aligned: :mod:`.realign`)
         out = refill(unaligned(blocks), ids, height, budget.share(RELAXED_SHARE), holes=holes,
                      node_budget=budget.nodes(REFILL_NODES_PER_SECOND, RELAXED_SHARE),
-                     cancel=cancel)
+                     cancel=cancel, keep=keep)
         if out.status == "infeasible":
             return out, None
         if out.status == "feasible":
@@ -376,7 +376,8 @@ def _at_zero_slack(blocks: Blocks, ids: np.ndarray, pool: int, height: int, budg
                 near(out, "realigned")
     share = REFILL_SHARE_ALIGNED if apart else REFILL_SHARE
     out = refill(blocks, ids, height, budget.share(share), holes=holes,
-                 node_budget=budget.nodes(REFILL_NODES_PER_SECOND, share), cancel=cancel)
+                 node_budget=budget.nodes(REFILL_NODES_PER_SECOND, share), cancel=cancel,
+                 keep=keep)
     if out.status in ("feasible", "infeasible"):
         return out, None
     return None, holes.cut(CANDIDATES_MAX)

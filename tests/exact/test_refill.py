@@ -24,6 +24,7 @@ from cpplan.perfect import (
     perfect_packing,
     realloc_packing,
     regroup_packing,
+    ring_packing,
     serving_packing,
     stack_packing,
 )
@@ -247,6 +248,33 @@ def test_the_holes_it_lists_are_kept_for_the_search_without_the_alignments(monke
     second = refill(blocks, ids, height, Budget(30.0), keep=keep)
     assert first.status == second.status == "feasible"
     assert listed == [1]
+
+
+@pytest.mark.parametrize("aligned", [False, True])
+def test_a_search_stopped_early_goes_on_where_it_stopped(aligned):
+    # (a probe's first look stops its hole search after a share of its time, and the probe
+    # after it asks again: with the caller's ``keep`` the second call goes on from the first's
+    # state, the two together as many nodes as one call that was never stopped, give or take
+    # the step of looking where it stopped)
+    problem = (ring_packing if aligned else realloc_packing)(250, seed=1, aligned=aligned)
+    blocks = make_blocks(problem)
+    ids, height = np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale
+    whole: dict = {}
+    assert refill(blocks, ids, height, Budget(30.0), stats=whole).status == "feasible"
+    assert whole["nodes"] > 100
+    keep: dict = {}
+    first: dict = {}
+    second: dict = {}
+    cut = refill(blocks, ids, height, Budget(30.0), node_budget=whole["nodes"] // 2,
+                 keep=keep, stats=first)
+    assert cut.status == "unknown"
+    out = refill(blocks, ids, height, Budget(30.0), keep=keep, stats=second)
+    assert out.status == "feasible"
+    assert abs(first["nodes"] + second["nodes"] - whole["nodes"]) <= 1
+    assert np.array_equal(out.offsets, refill(blocks, ids, height, Budget(30.0)).offsets)
+    # (a search that found its tiling is not kept: asked again, it searches afresh, and
+    # never takes its emptied stack for a proof that none exists)
+    assert refill(blocks, ids, height, Budget(30.0), keep=keep).status == "feasible"
 
 
 def test_an_event_whose_enders_every_order_keeps_together_is_one_hole():
