@@ -16,7 +16,8 @@ max-load L, and for each tool its wall time and height (``-`` when it gave no an
 Families: ``challenging`` (MiniMalloc's A-K), ``idealloc`` (its sets), ``perfect`` and
 ``aligned`` (perfect packings from :mod:`cpplan.perfect`, optimum = L by construction), the
 other constructions of :data:`cpplan.perfect.FAMILIES` (``mosaic``, ``realloc``, ``regroup``,
-``serving``, ``multiscale``, ``repeated``, and ``aligned-mosaic`` etc. with alignments;
+``serving``, ``multiscale``, ``repeated``, ``stack``, ``ring``, and ``aligned-mosaic`` etc.
+with alignments;
 optimum = L too), and ``training`` (one training step, forward + loss + backward, of
 torchvision networks traced with ``make_fx`` by :func:`cpplan.graph.fx.training_problem`; needs
 ``.[exports]``).
