@@ -72,34 +72,41 @@ def solve_components(ctx: Context) -> None:
 def tile_tight(ctx: Context, comp: Component, budget: Budget,
                target: int) -> tuple[Outcome, str] | None:
     """Pack a tight component (of more than ``lns_above`` blocks) at height ``target``
-    (scaled) within ``budget``: by the tiling search, and at zero slack (every moment full at
-    the target: every packing a tiling) first by the hole search (:mod:`cpplan.exact.refill`):
-    the skyline rebuilds in a second the packings made by cuts, the holes those that an
-    allocator's reuse, a training step's stack or a ring buffer makes; each thrashes on the
-    other's, and the hole search says soon when it cannot work (trees too deep). Where
-    alignments differ, each search runs first without them (its tiling realigned:
-    :mod:`cpplan.exact.realign`, a plan a little above the target), then with them: on
-    thousands of blocks the searches without alignments run ten times as many nodes a second
-    and answer where those with them do not. Each search has ``tight_turn`` of the time left
-    (the last all of it), stops the rest when it packs at the target, and leaves the others of
-    its kind when it packs without the alignments. Each packing is offered to the incumbent;
-    the lowest is returned with what made it (``tiling``, ``refill`` or ``realigned``), None
-    where none is. The component is marked as tried either way."""
+    (scaled) within ``budget``: by the tiling search; at zero slack (every moment full at the
+    target: every packing a tiling) as a probe does (:func:`cpplan.exact.search.probe`), a
+    glance of it (``tight_glance`` of the time left), the hole search
+    (:mod:`cpplan.exact.refill`), then the tiling search again from where it stopped: the
+    skyline rebuilds in a second the packings made by cuts, the holes those that an
+    allocator's reuse, a training step's stack or a ring buffer makes, and each thrashes on
+    the other's. Where alignments differ, the searches run first without them (a tiling
+    realigned: :mod:`cpplan.exact.realign`, a plan a little above the target), then with them:
+    on thousands of blocks the searches without alignments run ten times as many nodes a
+    second and answer where those with them do not. Each search but the glance has
+    ``tight_turn`` of the time left (the last all of it); the rest are skipped once one packs
+    at the target, and the others without alignments once one packs without them. Each
+    packing is offered to the incumbent; the lowest is returned with what made it
+    (``tiling``, ``refill`` or ``realigned``), None where none is. The component is marked as
+    tried either way."""
     comp.tiled = True
-    b = ctx.blocks
+    b, params = ctx.blocks, ctx.params
     pool = single_pool(b, comp.ids)
     apart = pool if pool is not None and aligned_apart(b, comp.ids, pool) else None
-    searches = [("tiling", tile, TILE_NODES_PER_SECOND)]
-    if tight_share(b, comp.ids, target) >= 1.0:
-        searches.insert(0, _hole_search())
-    runs = [(s, False) for s in searches] if apart is not None else []
-    runs += [(s, True) for s in searches]
+    zero = tight_share(b, comp.ids, target) >= 1.0
+    holes = _hole_search()  # (its candidates listed once, for both kinds of search)
+    runs: list[tuple[tuple[str, Callable[..., Outcome], int], bool, float]] = []
+    for aligned in ([False, True] if apart is not None else [True]):
+        tiling = ("tiling", functools.partial(tile, resume={}), TILE_NODES_PER_SECOND)
+        if zero:  # (a glance of the tiling search, the hole search, the tiling search again)
+            runs += [(tiling, aligned, params.tight_glance), (holes, aligned, params.tight_turn),
+                     (tiling, aligned, params.tight_turn)]
+        else:
+            runs.append((tiling, aligned, params.tight_turn))
     relaxed = unaligned(b) if apart is not None else b
     best: tuple[Outcome, str] | None = None
-    for k, ((name, search, rate), aligned) in enumerate(runs):
+    for k, ((name, search, rate), aligned, share) in enumerate(runs):
         if not aligned and best is not None:
             continue  # (one realigned tiling is enough: the searches with the alignments next)
-        turn = budget if k == len(runs) - 1 else budget.share(ctx.params.tight_turn)
+        turn = budget if k == len(runs) - 1 else budget.share(share)
         out = search(b if aligned else relaxed, comp.ids, target, turn,
                      node_budget=turn.nodes(rate))
         if out.status != "feasible":

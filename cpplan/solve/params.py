@@ -45,8 +45,12 @@ class SolverParams:
     large_tile: float = 0.25
     #: Of a large tight component's time left, what each of its searches has before the next
     #: (tiling and hole search, without and with alignments): each answers in a second or two
-    #: or thrashes, and the hole search says soon when it cannot work.
+    #: or thrashes.
     tight_turn: float = 0.5
+    #: ... and at zero slack, the tiling search's first glance, before the hole search: it
+    #: rebuilds packings made by cuts in a second, where the hole search takes seconds to find
+    #: that it cannot (its trees too deep).
+    tight_glance: float = 0.1
     #: Of a large component's time, what peak-first packing may take before LNS.
     peak: float = 0.8
     #: Tight components of this many blocks or more have a first look at the bound before the
