@@ -495,6 +495,21 @@ def test_a_large_component_at_zero_slack_has_a_glance_of_the_tiling_search_then_
     assert by in phases and ("refill" not in phases if by == "tiling" else True)
 
 
+def test_a_large_tight_component_with_slack_packed_by_the_tiling_search_needs_no_or_tools():
+    # (the hole search, which loads OR-Tools, is for zero slack alone: a perfect packing with
+    # one buffer left out has a byte free at some moments, and the tiling search packs it)
+    code = ("import sys\n"
+            "from cpplan import Problem\n"
+            "from cpplan.perfect import perfect_packing\n"
+            "from cpplan.solve import SolverParams, solve\n"
+            "p = perfect_packing(1000, seed=0)\n"
+            "plan = solve(Problem(p.buffers[1:]), time_limit=20, deterministic=True,\n"
+            "             params=SolverParams(lns_above=500))\n"
+            "print(plan.status, plan.objective == p.meta['optimum'], 'ortools' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["optimal", "True", "False"]
+
+
 def test_importing_the_solver_leaves_or_tools_unloaded():
     # (OR-Tools' cp_model imports pandas: a third to half a second of every command's start-up,
     # which a solve that the heuristics or the tiling search settle never needs; on Y_1 at
