@@ -232,6 +232,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             gave_up = target
         if lns_after and not first:  # (the first probe proper is done)
             break
+    keep.clear()  # (the searches kept, their trees and models: tens of MB that LNS never reads)
     if ctx.goal == "minimise" and inc.infeasible is None:
         if lns_after and inc.offsets is not None and ctx.above_target(comp):
             _lns(ctx, comp, budget, workers=budget.workers)  # (the machine is its own now)
