@@ -653,9 +653,7 @@ def ring_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: bool =
                 (alive[k + length][0], alive[k + length][2]) not in sweeps:
             length += 1  # (a run reaches past a boundary nobody has crossed yet)
         y0, y1 = alive[k][0], alive[k + length - 1][1]
-        budget = n - len(done) - len(alive)
-        if budget < 1:
-            break
+        budget = n - len(done) - len(alive)  # (at least 1: the loop's condition)
         m = length + int(rng.integers(-1, 2)) + (len(alive) < crowd) - (len(alive) > crowd)
         cuts = (_cuts(rng, (y1 - y0) // grain, max(1, min(m, budget))) * grain + y0).tolist()
         for avoid in sorted(y for y in uncut if y0 < y < y1):

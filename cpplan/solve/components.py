@@ -92,12 +92,13 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
     pool = single_pool(b, comp.ids)
     apart = pool if pool is not None and aligned_apart(b, comp.ids, pool) else None
     # (its candidates listed once, for both kinds of search; imported only at zero slack)
-    holes = _hole_search() if tight_share(b, comp.ids, target) >= 1.0 else None
+    hole_search = _hole_search() if tight_share(b, comp.ids, target) >= 1.0 else None
     runs: list[tuple[tuple[str, Callable[..., Outcome], int], bool, float]] = []
     for aligned in ([False, True] if apart is not None else [True]):
         tiling = ("tiling", functools.partial(tile, resume={}), TILE_NODES_PER_SECOND)
-        if holes is not None:  # (a glance of the tiling search, the holes, the tiling again)
-            runs += [(tiling, aligned, params.tight_glance), (holes, aligned, params.tight_turn),
+        if hole_search is not None:  # (a glance of the tiling search, the holes, it again)
+            runs += [(tiling, aligned, params.tight_glance),
+                     (hole_search, aligned, params.tight_turn),
                      (tiling, aligned, params.tight_turn)]
         else:
             runs.append((tiling, aligned, params.tight_turn))
