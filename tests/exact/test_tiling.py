@@ -114,9 +114,11 @@ def test_the_solver_proves_a_perfect_packing_optimal():
 def test_the_solver_packs_a_component_too_large_for_probes_at_its_optimum(deterministic):
     # One component of 3500 blocks (above solve.LNS_ABOVE): tight, so the tiling search packs
     # it (the blocks merged into rectangles) before peak-first packing and LNS get their turn.
+    # Merging them takes a quarter of a second: at 15 s the first glance of the search alone
+    # could not finish it, and the glance's merges were the resumed search's too.
     problem = perfect_packing(3500, seed=0)
     assert len(make_blocks(problem).components()) == 1
-    plan = solve(problem, time_limit=30, deterministic=deterministic)
+    plan = solve(problem, time_limit=15, deterministic=deterministic)
     assert plan.status == "optimal" and plan.planner == "cpplan.solve:tiling"
     assert not check(problem, plan)
     assert plan.heights["default"] == problem.meta["optimum"]
