@@ -146,8 +146,11 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ends (unknown) once those probes are done (their heights met, :data:`ABOVE_DONE`), for a
     caller that goes on from the lowest packing rather than waiting for the probe's answer.
     ``keep``, a dict the caller keeps across its probes of the same blocks, holds what they
-    need at zero slack and would otherwise make again: the candidate holes (seconds to list on
-    thousands of blocks with many equal sums) and the holes' model. With ``dive`` (wall-clock
+    would otherwise make again: the candidate holes at zero slack (seconds to list on
+    thousands of blocks with many equal sums), the holes' model, and the tiling searches
+    (by height: the blocks merged into rectangles once, until ``keep["merge until"]``
+    (``time.perf_counter()``) where the caller set it, and each search going on from where
+    the last probe left it). With ``dive`` (wall-clock
     mode), a short DFS dive runs alone before the race (a few nodes per block, at most
     ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if out of time
     once the process is that many MB above where it was when the race began
@@ -161,12 +164,16 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     mine = budget
     pool = single_pool(blocks, ids)
     apart = pool is not None and aligned_apart(blocks, ids, pool)  # (alignments that differ)
-    memo: dict = {}  # (the tiling search's, to go on from where it stopped)
+    # (the tiling search's, to go on from where it stopped, in this probe and the caller's next)
+    memo: dict = {} if keep is None else keep.setdefault("tiling", {})
 
     tile_share = TILE_SHARE_ALIGNED if apart else TILE_SHARE
     # (merging blocks into rectangles, once for every call: for as long as the tiling search's
-    # later share would give it, not the first glance's)
+    # later share would give it, not the first glance's; or until the caller's "merge until",
+    # where it keeps the merges for all its probes)
     merge_until = mine.deadline(MERGED_SHARE * tile_share * mine.remaining())
+    if keep is not None:
+        merge_until = max(merge_until, keep.get("merge until", merge_until))
 
     def tiling_search(share: float, cancel: threading.Event | None,
                       most: float | None = None) -> Outcome:

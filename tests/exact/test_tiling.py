@@ -124,6 +124,28 @@ def test_the_solver_packs_a_component_too_large_for_probes_at_its_optimum(determ
     assert plan.heights["default"] == problem.meta["optimum"]
 
 
+def test_blocks_are_merged_for_a_share_of_the_searches_time_at_most_a_cost_per_block():
+    began = time.perf_counter()
+    few = tiling.merge_deadline(Budget(10.0), 100) - began
+    many = tiling.merge_deadline(Budget(10.0), 10**6) - began
+    assert 0 < few <= tiling.MERGE_SECONDS_PER_BLOCK * 100 + 0.01
+    assert tiling.MERGE_SECONDS_PER_BLOCK * 100 < many <= tiling.MERGED_SHARE * 10 + 0.01
+    assert tiling.merge_deadline(Budget(10.0, deterministic=True), 100) == float("inf")
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_a_component_probed_several_times_merges_its_blocks_once_for_all_the_probes(
+        deterministic):
+    # 2500 aligned blocks (below solve.LNS_ABOVE: probes, a first look first). Merging them
+    # into rectangles takes about 0.2 s; when each probe merged anew within its own share, a
+    # 10 s solve's first look let it 0.06 s, and the solve ended 1.33 x above the optimum.
+    problem = perfect_packing(2500, seed=0, aligned=True)
+    assert len(make_blocks(problem).components()) == 1
+    plan = solve(problem, time_limit=10, deterministic=deterministic)
+    assert plan.status == "optimal" and not check(problem, plan)
+    assert plan.heights["default"] == problem.meta["optimum"]
+
+
 def test_perfect_packings_of_10000_buffers_are_packed_merged_into_rectangles():
     # The blocks merged into rectangles (cpplan.exact.dissection) are few, and their packing
     # is one of the blocks at the max-load; the search of 10000 blocks alone gets nowhere.
