@@ -95,7 +95,7 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
     hole_search = _hole_search() if tight_share(b, comp.ids, target) >= 1.0 else None
     runs: list[tuple[tuple[str, Callable[..., Outcome], int], bool, float]] = []
     for aligned in ([False, True] if apart is not None else [True]):
-        tiling = ("tiling", functools.partial(tile, resume={}), TILE_NODES_PER_SECOND)
+        tiling = ("tiling", _tiling_search(budget), TILE_NODES_PER_SECOND)
         if hole_search is not None:  # (a glance of the tiling search, the holes, it again)
             runs += [(tiling, aligned, params.tight_glance),
                      (hole_search, aligned, params.tight_turn),
@@ -104,20 +104,12 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
             runs.append((tiling, aligned, params.tight_turn))
     relaxed = unaligned(b) if apart is not None else b
     best: tuple[Outcome, str] | None = None
-    merge_until: dict[bool, float] = {}
     for k, ((name, search, rate), aligned, share) in enumerate(runs):
         if not aligned and best is not None:
             continue  # (one realigned tiling is enough: the searches with the alignments next)
         turn = budget if k == len(runs) - 1 else budget.share(share)
-        more: dict[str, float] = {}
-        if name == "tiling":
-            # (blocks merged into rectangles once per kind, for all of its searches, not for
-            # the glance: merging perfect packing's 3500 blocks takes 0.26 s, the glance of a
-            # 15 s solve let it 0.11 s, and the resumed search kept what it merged)
-            more["merge_until"] = merge_until.setdefault(aligned,
-                                                         merge_deadline(budget, len(comp)))
         out = search(b if aligned else relaxed, comp.ids, target, turn,
-                     node_budget=turn.nodes(rate), **more)
+                     node_budget=turn.nodes(rate))
         if out.status != "feasible":
             continue
         if not aligned:
@@ -137,6 +129,23 @@ def tile_tight(ctx: Context, comp: Component, budget: Budget,
 def _top(blocks: Blocks, comp: Component, out: Outcome) -> int:
     """The height of a packing of the component (scaled)."""
     return int((out.packing + blocks.size[comp.ids]).max())
+
+
+def _tiling_search(budget: Budget) -> Callable[..., Outcome]:
+    """The tiling search (:func:`cpplan.exact.tiling.tile`), each call going on from where
+    the last stopped; the blocks are merged into rectangles on the first call, once for all of
+    them, within :func:`cpplan.exact.tiling.merge_deadline` of ``budget`` (all the searches'
+    time), not of that call's: merging perfect packing's 3500 blocks takes 0.26 s, the glance
+    of a 15 s solve let it 0.11 s, and the calls after it searched what it had merged."""
+    resume: dict = {}
+
+    def search(blocks: Blocks, ids: np.ndarray, height: int, turn: Budget, *,
+               node_budget: int | None) -> Outcome:
+        # (the deadline matters only to the first call, which makes the merges)
+        return tile(blocks, ids, height, turn, node_budget=node_budget, resume=resume,
+                    merge_until=merge_deadline(budget, len(ids)))
+
+    return search
 
 
 def _hole_search() -> tuple[str, Callable[..., Outcome], int]:
