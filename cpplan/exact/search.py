@@ -115,8 +115,8 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
           dive: bool = True, tiling: bool = True, growth_mb: float | None = None,
           cancel: threading.Event | None = None,
           near: Callable[[Outcome, str], None] | None = None,
-          above: int | None = None, above_ends: bool = False, keep: dict | None = None
-          ) -> Outcome:
+          above: int | None = None, above_ends: bool = False, keep: dict | None = None,
+          merge_until: float | None = None) -> Outcome:
     """Do blocks ``ids`` fit with pool ``p`` at most ``heights[p]`` high? Race the orders.
 
     With ``tiling``, blocks at zero slack (one pool, the load at the height at every moment:
@@ -148,9 +148,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ``keep``, a dict the caller keeps across its probes of the same blocks, holds what they
     would otherwise make again: the candidate holes at zero slack (seconds to list on
     thousands of blocks with many equal sums), the holes' model, and the tiling searches
-    (by height: the blocks merged into rectangles once, until ``keep["merge until"]``
-    (``time.perf_counter()``) where the caller set it, and each search going on from where
-    the last probe left it). With ``dive`` (wall-clock
+    (by height: the blocks merged into rectangles once, each search going on from where the
+    last probe left it); ``merge_until`` (``time.perf_counter()``), where the caller gives it,
+    is how long that merging may take at least, for all its probes. With ``dive`` (wall-clock
     mode), a short DFS dive runs alone before the race (a few nodes per block, at most
     ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if out of time
     once the process is that many MB above where it was when the race began
@@ -169,11 +169,10 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
 
     tile_share = TILE_SHARE_ALIGNED if apart else TILE_SHARE
     # (merging blocks into rectangles, once for every call: for as long as the tiling search's
-    # later share would give it, not the first glance's; or until the caller's "merge until",
-    # where it keeps the merges for all its probes)
-    merge_until = mine.deadline(MERGED_SHARE * tile_share * mine.remaining())
-    if keep is not None:
-        merge_until = max(merge_until, keep.get("merge until", merge_until))
+    # later share would give it, not the first glance's; or until the caller's moment, for
+    # all its probes)
+    merge_until = max(mine.deadline(MERGED_SHARE * tile_share * mine.remaining()),
+                      -math.inf if merge_until is None else merge_until)
 
     def tiling_search(share: float, cancel: threading.Event | None,
                       most: float | None = None) -> Outcome:

@@ -204,10 +204,10 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     # (such a component, minimised: after the first probe proper, LNS from the best packing,
     # where the bisection's probes between it and the bound find nothing on thousands of blocks)
     lns_after = quick and ctx.goal == "minimise"
-    # (what the probes make once: the holes at zero slack, their model, the tiling searches
-    # and their merges, which may take a share of all the probes' time, not of the first's:
-    # merging 2500 blocks takes 0.2 s, the first look of a 5 s solve allowed 0.06 s)
-    keep: dict = {"merge until": merge_deadline(budget, len(comp))}
+    keep: dict = {}  # (what the probes make once: the holes at zero slack, their model, the
+    # tiling searches and their merges, which may take a share of all the probes' time, not
+    # of the first's: merging 2500 blocks takes 0.2 s, the first look of a 5 s solve had 0.06 s)
+    merge_until = merge_deadline(budget, len(comp))
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -238,7 +238,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         out = probe(b, comp.ids, {0: target}, budget.share(share),
                     above=h if large else None,
                     above_ends=lns_after,
-                    near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep)
+                    near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep,
+                    merge_until=merge_until)
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
             _gap_fill(ctx, comp, budget.share(params.gap_fill))
