@@ -148,12 +148,12 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     ``keep``, a dict the caller keeps across its probes of the same blocks, holds what they
     would otherwise make again: the candidate holes at zero slack (seconds to list on
     thousands of blocks with many equal sums), the holes' model, and the tiling searches
-    (by height: the blocks merged into rectangles once, each search going on from where the
-    last probe left it); ``merge_until`` (``time.perf_counter()``), where the caller gives it,
-    is how long that merging may take at least, for all its probes. With ``dive`` (wall-clock
-    mode), a short DFS dive runs alone before the race (a few nodes per block, at most
-    ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice stops as if out of time
-    once the process is that many MB above where it was when the race began
+    (by height, each going on from where the last probe left it) with the blocks merged into
+    rectangles (once, for every height); ``merge_until`` (``time.perf_counter()``), where
+    the caller gives it, is how long that merging may take at least, for all its probes.
+    With ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes
+    per block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice
+    stops as if out of time once the process is that many MB above where it was when the race began
     (:func:`cpplan.exact.cpsat.run`), no new slice starts past that and the race ends (the
     DFS included), and CP-SAT skips its probing, whose memory a stop does not reach in time.
     ``cancel``, set by a search racing beside this probe (the tight branch's pairs

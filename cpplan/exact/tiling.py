@@ -60,7 +60,7 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import Budget
 from .dfs import plain, single_pool
-from .dissection import dissections
+from .dissection import Dissection, dissections
 from .outcome import Outcome
 from .tiling_search import TilingSearch
 from .twin import Twin
@@ -142,8 +142,9 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     :data:`TILE_NODES_PER_SECOND`.
     ``stats`` (a dict) receives ``nodes`` and ``restarts``. A call given the same ``resume``
     dict as an earlier one on the same blocks and height goes on from where that one stopped
-    (its restarts and the deepest search's choices), instead of starting afresh. With ``merge``,
-    the blocks merged into rectangles (:mod:`.dissection`) are searched first, for
+    (its restarts and the deepest search's choices), instead of starting afresh; at another
+    height, it searches the blocks that one merged (merging does not depend on the height).
+    With ``merge``, the blocks merged into rectangles (:mod:`.dissection`) are searched first, for
     :data:`MERGED_SHARE` of the time; merging itself stops at that share of ``budget``, or at
     ``merge_until`` (``time.perf_counter()``: a glance, resumed later, may merge for as long as
     the calls to come).
@@ -175,12 +176,19 @@ def tile(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     key = (H, ids.tobytes(), merge)
     memo = {} if resume is None else resume
     if key not in memo:
-        # Merging stops at the merged searches' share of the time (wall-clock mode; in
-        # deterministic mode its work is bounded, and charged here), and takes it from them.
+        # The blocks merged into rectangles, whatever the height (a bisection's probes at
+        # other heights search them again, not merge them again). Merging stops at the merged
+        # searches' share of the time (wall-clock mode; in deterministic mode its work is
+        # bounded, and charged here), and takes it from them.
+        merges = ("dissections", ids.tobytes())
+        if merge and merges not in memo:
+            memo[merges] = dissections(
+                size[live], local[:len(live)], local[len(live):], align, MERGED_SHARES,
+                deadline=budget.deadline(MERGED_SHARE * budget.remaining())
+                if merge_until is None else merge_until)
+            budget.report(len(live) * DISSECT_SECONDS_PER_BLOCK)
         memo[key] = _Attempts(size[live], align, local[:len(live)], local[len(live):], H,
-                              merge, budget.deadline(MERGED_SHARE * budget.remaining())
-                              if merge_until is None else merge_until)
-        budget.report(len(live) * DISSECT_SECONDS_PER_BLOCK)
+                              memo[merges] if merge else [])
     attempts = memo[key]
     merged_before = attempts.reduced_nodes()
     solution = attempts.merged(budget, node_budget, cancel)
@@ -239,20 +247,19 @@ class _Attempts:
     (:data:`MERGED_SHARES`), then on the blocks themselves."""
 
     def __init__(self, size: np.ndarray, align: np.ndarray, start: np.ndarray, end: np.ndarray,
-                 H: int, merge: bool, deadline: float = float("inf")) -> None:
+                 H: int, merged: list[Dissection]) -> None:
         # (dissection, its search, done) per share of the merges, fewer blocks first
         self.tries: list[list] = []
-        if merge:
-            sizes = {len(size)}
-            for d in dissections(size, start, end, align, MERGED_SHARES, deadline=deadline):
-                if len(d) in sizes:  # (nothing merged, or no fewer merges than the last)
-                    continue
-                sizes.add(len(d))
-                local = np.unique(np.concatenate([d.start, d.end]), return_inverse=True)[1]
-                classes = {r: c for r, c in enumerate(d.classes) if len(c) > 1 or c[0][1]}
-                self.tries.append([d, TilingSearch(d.size, d.align, local[:len(d)],
-                                                   local[len(d):], int(local.max()), H, classes),
-                                   False])
+        sizes = {len(size)}
+        for d in merged:
+            if len(d) in sizes:  # (nothing merged, or no fewer merges than the last)
+                continue
+            sizes.add(len(d))
+            local = np.unique(np.concatenate([d.start, d.end]), return_inverse=True)[1]
+            classes = {r: c for r, c in enumerate(d.classes) if len(c) > 1 or c[0][1]}
+            self.tries.append([d, TilingSearch(d.size, d.align, local[:len(d)],
+                                               local[len(d):], int(local.max()), H, classes),
+                               False])
         self._blocks = (size, align, start, end, H)
 
     @functools.cached_property

@@ -168,7 +168,7 @@ def test_a_glance_merges_for_as_long_as_it_is_told_and_later_calls_go_on_from_it
     for until in (None, time.perf_counter() + 60):
         memo: dict = {}
         tile(blocks, ids, height, Budget(0.02), resume=memo, merge_until=until)
-        (attempts,) = memo.values()
+        attempts = memo[height, ids.tobytes(), True]
         # (cut short, merging may not have finished one dissection: then nothing is merged)
         merged[until is None] = min((len(d) for d, _search, _done in attempts.tries),
                                     default=len(blocks))
@@ -176,6 +176,21 @@ def test_a_glance_merges_for_as_long_as_it_is_told_and_later_calls_go_on_from_it
     out = tile(blocks, ids, height, Budget(30.0), resume=memo)
     assert out.status == "feasible" and "merged blocks" in out.detail, out.detail
     assert _valid(problem, blocks, out, problem.meta["optimum"])
+
+
+def test_a_probe_at_another_height_searches_the_blocks_merged_for_the_first():
+    # A bisection probes the same blocks at several heights; merging them into rectangles does
+    # not depend on the height, so the second probe searches what the first merged, even
+    # where its own time would not let it merge (here: none at all).
+    problem = perfect_packing(2000, seed=0, aligned=True)
+    blocks = make_blocks(problem)
+    ids, height = np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale
+    memo: dict = {}
+    tile(blocks, ids, height, Budget(0.02), resume=memo, merge_until=time.perf_counter() + 60)
+    out = tile(blocks, ids, height + 1, Budget(5.0), resume=memo,
+               merge_until=time.perf_counter())
+    assert out.status == "feasible" and "merged blocks" in out.detail, out.detail
+    assert _valid(problem, blocks, out, (height + 1) * blocks.scale)
 
 
 def test_a_twin_search_in_its_own_process_rebuilds_a_perfect_packing():
