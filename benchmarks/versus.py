@@ -17,9 +17,10 @@ Families: ``challenging`` (MiniMalloc's A-K), ``idealloc`` (its sets), ``perfect
 ``aligned`` (perfect packings from :mod:`cpplan.perfect`, optimum = L by construction), the
 other constructions of :data:`cpplan.perfect.FAMILIES` (``mosaic``, ``realloc``, ``regroup``,
 ``serving``, ``multiscale``, ``repeated``, ``stack``, ``ring``, and ``aligned-mosaic`` etc.
-with alignments;
-optimum = L too), and ``training`` (one training step, forward + loss + backward, of
-torchvision networks traced with ``make_fx`` by :func:`cpplan.graph.fx.training_problem`; needs
+with alignments; optimum = L too), ``random`` and ``aligned-random`` (buffers on a random
+schedule, not tight: :func:`cpplan.random_problems.random_problem`; the optimum is unknown,
+above L), and ``training`` (one training step, forward + loss + backward, of torchvision
+networks traced with ``make_fx`` by :func:`cpplan.graph.fx.training_problem`; needs
 ``.[exports]``).
 
     python benchmarks/versus.py --families perfect --sizes 2000 10000 --time-limit 60
@@ -132,6 +133,7 @@ def _instances(families: list[str], sizes: list[int], count: int, tmp: Path,
     """(family, name, CSV path, capacity for a "fits?" question or None)."""
     from cpplan.io import write_problem
     from cpplan.perfect import FAMILIES
+    from cpplan.random_problems import random_problem
 
     for fam in families:
         # "aligned" alone: aligned perfect packings; "aligned-F": aligned packings of family F.
@@ -140,10 +142,11 @@ def _instances(families: list[str], sizes: list[int], count: int, tmp: Path,
             for f in instance_files(fam) or []:
                 yield fam, f.stem, f, (int(f.stem.split(".")[1]) if fam == "challenging"
                                        else None)
-        elif generator is not None:
+        elif generator is not None or fam in ("random", "aligned-random"):
             for n in sizes:
                 for seed in range(count):
-                    p = generator(n, seed=seed, aligned=fam.startswith("aligned"))
+                    aligned = fam.startswith("aligned")
+                    p = (generator or random_problem)(n, seed=seed, aligned=aligned)
                     path = tmp / f"{p.name}.csv"
                     write_problem(p, path)
                     yield fam, p.name, path, None

@@ -283,19 +283,22 @@ def _decide(m: cp_model.CpModel, kvars: list[cp_model.IntVar | None],
         m.add_decision_strategy(ks, chooser, cp_model.SELECT_MIN_VALUE)
 
 
-def variant(pm: PackingModel, blocks: Blocks, *, order_by: str,
+def variant(pm: PackingModel, blocks: Blocks, *, order_by: str | None,
             height_max: dict[int, int] | None = None, strategy: str = "lowest") -> PackingModel:
     """``pm`` (built with no strategy) with ``strategy``'s decisions in ``order_by``'s order
-    and, with ``height_max``, pool ``p`` at most ``height_max[p]`` high: a copy of its model,
-    not a new one (a few milliseconds where building 2000 blocks takes a tenth of a second,
-    twice that in a thread beside the interpreter's other work). Its "none" at a height is a
-    proof, as the model built at that height would give."""
+    (``None``: no decisions, CP-SAT's own search) and, with ``height_max``, pool ``p`` at most
+    ``height_max[p]`` high: a copy of its model, not a new one (a few milliseconds where
+    building 2000 blocks takes a tenth of a second, twice that in a thread beside the
+    interpreter's other work). Its "none" at a height is a proof, as the model built at that
+    height would give."""
     if len(pm.model.proto.search_strategy):
         raise ValueError("variant needs a model built with no strategy (strategy=None)")
     m = pm.model.clone()
     for p, h in (height_max or {}).items():
         if p in pm.height:
             m.add(pm.height[p] <= h)
+    if order_by is None:
+        return replace(pm, model=m)
     order = _order(blocks, pm.ids, order_by)
     _decide(m, pm.k, pm.presence, order, strategy)
     return replace(pm, model=m, order=order)

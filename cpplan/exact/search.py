@@ -3,11 +3,12 @@
 * :func:`probe` asks "do these blocks fit under these heights?". CP-SAT with a fixed
   lowest-offset-first strategy finds packings of hard instances in well under a second with one
   block order and not in minutes with another (heavy-tailed search), so the probe *races* several
-  orders (:data:`cpplan.exact.model.ORDERS`) in time slices that double every round, one solver
-  thread per worker, and stops at the first answer. A "yes" comes with a packing; a "no" is a
-  proof (every order runs a complete search). Beside them races :func:`cpplan.exact.dfs.fit`, a
-  MiniMalloc-style branch-and-bound search that is much faster on many instance families (it
-  holds the GIL, so it takes one worker's place; the CP-SAT threads release it).
+  orders (:data:`cpplan.exact.model.ORDERS`), and CP-SAT's own search with no strategy, in time
+  slices that double every round, one solver thread per worker, and stops at the first answer.
+  A "yes" comes with a packing; a "no" is a proof (every order runs a complete search). Beside
+  them races :func:`cpplan.exact.dfs.fit`, a MiniMalloc-style branch-and-bound search that is
+  much faster on many instance families (it holds the GIL, so it takes one worker's place; the
+  CP-SAT threads release it).
 * :func:`minimise` runs CP-SAT's own portfolio on the objective, from a hint and under an upper
   bound, and reports the best packing and the proven bound as they move.
 * The :class:`cpplan.deadline.Budget` given carries the time limit, the stop flag and the
@@ -43,7 +44,11 @@ from .tiling import MERGED_SHARE, TILE_NODES_PER_SECOND, is_tight, tile
 
 __all__ = ["Outcome", "probe", "minimise"]
 
-RACE_ORDERS = ("start", "size", "life", "area", "start-life", "end")
+# The block orders of CP-SAT's lowest-offset strategy in a probe's race, and None: CP-SAT's own
+# search, no strategy, which finds the packings of some instances (aligned buffers on random
+# schedules) where every order thrashes, and races in the third place for them.
+RACE_ORDERS: tuple[str | None, ...] = ("start", "size", None, "life", "area", "start-life",
+                                       "end")
 DFS_SHARE = 0.5  # deterministic mode: the share of a probe's budget the DFS gets, in nodes
 DIVE_SHARE = 0.15  # the most of a probe's budget the lone dive may take
 DIVE_NODES_PER_BLOCK = 3
@@ -102,6 +107,11 @@ TILE_FIRST_SHARE_ALIGNED = 0.2
 TILE_FIRST_SECONDS_PER_BLOCK = 0.004
 
 
+def _by(order: str | None) -> str:
+    """What found a race's answer: an order of the lowest-offset strategy, or CP-SAT's own."""
+    return "CP-SAT's own search" if order is None else f"order {order}"
+
+
 def _over(ceiling_mb: float | None) -> bool:
     """Whether the process's resident memory is past ``ceiling_mb`` (None: no ceiling)."""
     if ceiling_mb is None:
@@ -111,7 +121,7 @@ def _over(ceiling_mb: float | None) -> bool:
 
 
 def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budget, *,
-          orders: tuple[str, ...] = RACE_ORDERS, first_slice: float = 0.25, dfs: bool = True,
+          orders: tuple[str | None, ...] = RACE_ORDERS, first_slice: float = 0.25, dfs: bool = True,
           dive: bool = True, tiling: bool = True, growth_mb: float | None = None,
           cancel: threading.Event | None = None,
           near: Callable[[Outcome, str], None] | None = None,
@@ -251,7 +261,7 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
                   node_budget=DIVE_NODES_PER_BLOCK * len(ids))
         if out.status in ("feasible", "infeasible"):
             return out
-    tasks: list[tuple[str, float]] = []
+    tasks: list[tuple[str | None, float]] = []
     slice_ = first_slice
     while slice_ < 3600:
         tasks.extend((o, slice_) for o in orders)
@@ -259,11 +269,11 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     tasks.reverse()
 
     base: PackingModel | None = None
-    models: dict[str, PackingModel] = {}
+    models: dict[str | None, PackingModel] = {}
 
     # built on first use, so that a fast answer skips the rest; each order's a copy of one
     # model with its own strategy (:func:`.model.variant`), not a model built again
-    def model_of(order: str) -> PackingModel:
+    def model_of(order: str | None) -> PackingModel:
         nonlocal base
         if order not in models:
             if base is None:
@@ -304,9 +314,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
                     return
                 if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
                     pools, offs = pm.read(solver)
-                    result.append(Outcome("feasible", pools, offs, detail=f"order {order}"))
+                    result.append(Outcome("feasible", pools, offs, detail=_by(order)))
                 elif status == cp_model.INFEASIBLE:
-                    result.append(Outcome("infeasible", detail=f"order {order}"))
+                    result.append(Outcome("infeasible", detail=_by(order)))
                 else:
                     continue
                 halt()
@@ -550,7 +560,7 @@ class _Alongside:
                     return
                 status, solver = solved
                 if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
-                    found = Outcome("unknown", *pm.read(solver), detail=f"order {order}")
+                    found = Outcome("unknown", *pm.read(solver), detail=_by(order))
                     break
                 if status == cp_model.INFEASIBLE:
                     break
@@ -575,7 +585,7 @@ class _Ladder:
     low: int
     high: int
     found: Outcome | None = None
-    orders: tuple[str, ...] = RACE_ORDERS
+    orders: tuple[str | None, ...] = RACE_ORDERS
     ends: bool = False
     done: threading.Event = field(default_factory=threading.Event)
 
