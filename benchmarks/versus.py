@@ -140,18 +140,19 @@ def _instances(families: list[str], sizes: list[int], count: int, tmp: Path,
     from cpplan.perfect import FAMILIES
     from cpplan.random_problems import random_problem
 
+    generators = {**FAMILIES, "random": random_problem}
     for fam in families:
-        # "aligned" alone: aligned perfect packings; "aligned-F": aligned packings of family F.
-        generator = FAMILIES.get("perfect" if fam == "aligned" else fam.removeprefix("aligned-"))
+        # "aligned" alone: aligned perfect packings; "aligned-F": aligned problems of family F.
+        generator = generators.get("perfect" if fam == "aligned"
+                                   else fam.removeprefix("aligned-"))
         if fam in ("challenging", "idealloc"):
             for f in instance_files(fam) or []:
                 yield fam, f.stem, f, (int(f.stem.split(".")[1]) if fam == "challenging"
                                        else None)
-        elif generator is not None or fam in ("random", "aligned-random"):
+        elif generator is not None:
             for n in sizes:
                 for seed in range(count):
-                    aligned = fam.startswith("aligned")
-                    p = (generator or random_problem)(n, seed=seed, aligned=aligned)
+                    p = generator(n, seed=seed, aligned=fam.startswith("aligned"))
                     path = tmp / f"{p.name}.csv"
                     write_problem(p, path)
                     yield fam, p.name, path, None

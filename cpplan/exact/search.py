@@ -163,9 +163,9 @@ def probe(blocks: Blocks, ids: np.ndarray, heights: dict[int, int], budget: Budg
     the caller gives it, is how long that merging may take at least, for all its probes.
     With ``dive`` (wall-clock mode), a short DFS dive runs alone before the race (a few nodes
     per block, at most ``DIVE_SHARE`` of the budget). With ``growth_mb``, a CP-SAT slice
-    stops as if out of time once the process is that many MB above where it was when the race began
-    (:func:`cpplan.exact.cpsat.run`), no new slice starts past that and the race ends (the
-    DFS included), and CP-SAT skips its probing, whose memory a stop does not reach in time.
+    stops as if out of time once the process is that many MB above where it was when the race
+    began (:func:`cpplan.exact.cpsat.run`), no new slice starts past that and the race ends
+    (the DFS included), and CP-SAT skips its probing, whose memory a stop does not reach in time.
     ``cancel``, set by a search racing beside this probe (the tight branch's pairs
     formulation), ends the race as an answer would; it does not reach the tiling search, whose
     own canceller is that racer's.
