@@ -3,7 +3,9 @@
 The exact engine's second method beside CP-SAT (:mod:`.search` races both). It reproduces the
 search of MiniMalloc (google/minimalloc, ``src/solver.cc`` and ``src/sweeper.cc``; Moffitt,
 "MiniMalloc: A Lightweight Memory Allocator for Hardware-Accelerated Machine Learning", ASPLOS
-2023), written anew in numpy:
+2023), written anew: the search itself in C (``cpplan/exact/_dfs.c``, a loop over an explicit
+stack that runs without the GIL, resumable after any number of nodes), its arrays prepared
+here, in numpy:
 
 * **canonical solutions**: blocks are placed in non-decreasing offset order (ties in preorder),
   each at its *minimum offset*, the top of the highest block placed so far that shares a moment
@@ -14,10 +16,8 @@ search of MiniMalloc (google/minimalloc, ``src/solver.cc`` and ``src/sweeper.cc`
 * **sections** (the distinct sets of blocks live just before each lifetime end): the unplaced
   blocks of a section are stacked somewhere above ``max(current offset, lowest minimum offset)``,
   so that plus their total size must stay within ``H``. The lowest minimum offset of each
-  section (its *floor*) is kept as MiniMalloc keeps it, member by member, while sections are
-  small, and in a segment tree over sections beyond :data:`TREE_FLOORS_FROM` memberships (a
-  window of 2600 long-lived blocks at the peak of idealloc's S_1: 1.3 million memberships, a
-  dive 7x faster, the same nodes).
+  section (its *floor*) is recomputed member by member as MiniMalloc does, but only in the
+  sections where a block whose minimum offset rose sat at the floor (no other floor can move).
 * **dominance**: no block is placed at or above the top that another unplaced block would have at
   its minimum offset (that block could drop into the gap: a packing with a smaller offset sum);
   **hatless pruning**: when a block that shares a moment with no unplaced block fails, its
@@ -46,16 +46,14 @@ Blocks with several candidate pools, or in different pools, are declined (``unkn
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from ..segtree import CoverMinTree
+from . import _dfs
 from .heap import release
 from .outcome import Outcome
 
@@ -64,19 +62,22 @@ __all__ = ["fit", "single_pool", "preorders", "HEURISTICS", "ALIGNED_HEURISTICS"
 HEURISTICS = ("WAT", "TAW", "TWA")
 # Raced when the blocks' alignments differ (interleaved: each round tries both kinds).
 ALIGNED_HEURISTICS = ("LWA", "WAT", "LAW", "TAW", "LTW", "TWA")
-POLL_EVERY = 64
-# Section memberships (blocks times the sections each spans) beyond which the floors are kept
-# in a segment tree rather than recomputed member by member (windows of long-lived blocks).
-TREE_FLOORS_FROM = 200_000  # nodes between looks at the clock and the stop flag
+# Nodes per call of the compiled loop at first; then as many as take about CHUNK_SECONDS
+# (between calls the driver looks at the clock and the stop flags), at most CHUNK_MOST.
+CHUNK_NODES = 64
+CHUNK_SECONDS = 0.005
+CHUNK_MOST = 1 << 16
 DFS_NODES_PER_SECOND = 4000  # a conservative rate on this kind of machine: nodes as seconds
-
-
-class _Abort(Exception):
-    """The node limit of one round ran out (``limit``), or time / stop (``stop``)."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__(why)
-        self.why = why
+KEY_CODES = {"W": 0, "A": 1, "Z": 2, "L": 3, "T": 4}  # rows of _Search.keys; T: computed
+# The compiled loop's interface, as cpplan/exact/_dfs.c lays it out: what a call returns, its
+# registers, the columns of a frame that the driver fills for the root.
+INFEASIBLE, FEASIBLE, LIMIT, PAUSE, GROW = range(5)
+NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, CAND_TOP, MEM_TOP = range(8)
+REGISTERS = 8
+KIND, MEMTOP = 0, 1
+PPTS, PNP, PCNT, PBUF, PI, PEND = range(17, 23)
+FRAME = 23
+PARTS_FRAME = 1
 
 
 def fit(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
@@ -174,36 +175,52 @@ def single_pool(blocks: Blocks, ids: np.ndarray) -> int | None:
     return cands[0] if len(cands) == 1 else None
 
 
-def _neighbour_lists(start: np.ndarray, end: np.ndarray) -> list[np.ndarray]:
-    """For each block, the blocks that share a moment with it, in index order.
+def _neighbours(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each block, the blocks that share a moment with it, in index order (CSR: block i's
+    are ``idx[ptr[i]:ptr[i + 1]]``).
 
     One vectorised test per block: O(n^2) work in numpy for the few thousand blocks a search
     takes, and no memory beyond the lists themselves (the all-pairs expansion and its sort,
     :meth:`cpplan.sweep.OverlapIndex.neighbours`, held several times their size at once: 300 MB
     for a window of 2585 blocks of idealloc's S_1, nearly all of which share a moment)."""
-    # Indices in the narrowest type that holds them (as :class:`_Search` keeps them): the lists,
-    # and the undo records taken from them down a search path, hold O(n^2) of them on windows
-    # of long-lived blocks.
-    index = np.int16 if len(start) < 2**15 else np.int32
-    out = []
-    for i in range(len(start)):
-        hit = np.flatnonzero((start < end[i]) & (end > start[i])).astype(index)
-        out.append(hit[hit != i])
-    return out
+    n = len(start)
+    lists = []
+    for i in range(n):
+        hit = np.flatnonzero((start < end[i]) & (end > start[i])).astype(np.int32)
+        lists.append(hit[hit != i])
+    ptr = np.zeros(n + 1, np.int64)
+    ptr[1:] = np.cumsum([len(x) for x in lists])
+    idx = np.concatenate(lists) if n else np.zeros(0, np.int32)
+    return ptr, idx
+
+
+def _members(lo: np.ndarray, hi: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks live in each section, in block order (CSR over sections), for blocks that
+    span sections ``lo[i]`` to ``hi[i] - 1``."""
+    counts = hi - lo
+    owner = np.repeat(np.arange(len(lo)), counts)
+    section = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts),
+                                                       counts)
+    order = np.lexsort((owner, section))
+    return (np.searchsorted(section[order], np.arange(S + 1)).astype(np.int64),
+            owner[order].astype(np.int32))
 
 
 class _Search:
-    """State of the search over ``n`` positive-size blocks (local indices)."""
+    """The search over ``n`` positive-size blocks (local indices): its arrays, and the rounds
+    that drive the compiled loop (``cpplan/exact/_dfs.c``)."""
 
     def __init__(self, size: np.ndarray, align: np.ndarray, fixed: np.ndarray,
                  start: np.ndarray, end: np.ndarray, width: np.ndarray, H: int) -> None:
         n = len(size)
         self.n, self.H = n, H
-        self.size, self.align, self.fixed = size, align, fixed
-        self.width = width
-        self.area = size * width
-        # Time-overlap lists: i and j share a moment.
-        self.nbr = _neighbour_lists(start, end)
+        self.size = size.astype(np.int64)
+        self.align = align.astype(np.int64)
+        self.fixed = fixed.astype(np.int64)
+        # Preorder keys, rows in the kernel's order (W, A, Z, L; T from the sections).
+        self.keys = np.ascontiguousarray(np.stack(
+            [width, size * width, size, align, np.zeros(n, np.int64)]).astype(np.int64))
+        self.nbr_ptr, self.nbr_idx = _neighbours(start, end)
         # Sections: the blocks live just before each distinct end time (MiniMalloc's sweep).
         # Block i's sections: the ends t with start < t <= end, a contiguous range.
         ends = np.unique(end)
@@ -212,339 +229,169 @@ class _Search:
         self.sec_lo = np.searchsorted(ends, start, "right").astype(np.int64)
         self.sec_hi = np.searchsorted(ends, end, "right").astype(np.int64)
         covered = np.zeros(S + 1, np.int64)
-        np.add.at(covered, self.sec_lo, size)
-        np.add.at(covered, self.sec_hi, -size)
+        np.add.at(covered, self.sec_lo, self.size)
+        np.add.at(covered, self.sec_hi, -self.size)
         self.total0 = np.cumsum(covered)[:S]
-        members = int((self.sec_hi - self.sec_lo).sum())
-        self.floors: _Floors[Any] = (
-            _TreeFloors(self.sec_lo, self.sec_hi, S) if members > TREE_FLOORS_FROM
-            else _FlatFloors(self.sec_lo, self.sec_hi, S))
-        # cut[s]: blocks in both section s and s + 1.
+        self.fl_ptr, self.fl_mem = _members(self.sec_lo, self.sec_hi, S)
+        # cut[s]: blocks in both section s and s + 1 (one spare slot: the kernel's arrays are
+        # never empty).
         diff = np.zeros(S + 1, np.int64)
         np.add.at(diff, self.sec_lo, 1)
         np.add.at(diff, np.maximum(self.sec_hi - 1, self.sec_lo), -1)
-        self.cut0 = np.cumsum(diff)[:max(S - 1, 0)]
-        self.mo0 = np.where(fixed >= 0, fixed, 0).astype(np.int64)
-        self.maxmo = H - size  # highest minimum offset that still fits
-        self.any_fixed = bool((fixed >= 0).any())
-        self.unit_align = bool((align == 1).all())
+        self.cut0 = np.cumsum(diff)
+        self.cut0[max(S - 1, 0):] = 0
+        self.mo0 = np.where(self.fixed >= 0, self.fixed, 0).astype(np.int64)
+        self.maxmo = H - self.size  # highest minimum offset that still fits
+        self.any_fixed = bool((self.fixed >= 0).any())
+        self.unit_align = bool((self.align == 1).all())
         self.sol = np.zeros(n, np.int64)
-        # Undo records and candidates down a search path: the narrowest types that hold H and
-        # the block indices will do.
-        self.value_type = np.int32 if H < 2**31 else np.int64
-        self.index_type = np.int16 if n < 2**15 else np.int32
         self.total_nodes = 0
         self.heuristic = ""
-        self.keys = {"W": width, "A": self.area, "Z": size, "L": align}  # T: from the sections
-
-    # -- state --------------------------------------------------------------------------------
-
-    def reset(self) -> None:
-        self.placed = np.zeros(self.n, bool)
-        self.mo = self.mo0.copy()
-        # mo where unplaced, H where placed: the values the floors take their minimum over
-        self.eff = self.mo0.copy()
-        self.total = self.total0.copy()
-        self.cut = self.cut0.copy()
-        self.floors.reset(self.eff, self.H)
-        # Invariant of every search node: floor + total <= H in every section.
-        self.root_ok = not (self.floors.range(0, self.S) + self.total > self.H).any()
+        # The kernel's stacks, kept across rounds and grown when it asks.
+        self.max_degree = int(np.diff(self.nbr_ptr).max()) if n else 0
+        self.frames = np.zeros((2 * n + 4, FRAME), np.int64)
+        self.nb_idx = np.zeros(min(len(self.nbr_idx), 4 * n) + 1, np.int32)
+        self.nb_old = np.zeros(len(self.nb_idx), np.int64)
+        self.fl_idx = np.zeros(4 * S + 1, np.int32)
+        self.fl_old = np.zeros(len(self.fl_idx), np.int64)
+        self.cand = np.zeros(4 * n + 1, np.int64)
+        self.mem = np.zeros(4 * n + 4 * S + 8, np.int64)
 
     # -- driver -------------------------------------------------------------------------------
 
     def run(self, budget: Budget, cancel: threading.Event | None, node_budget: int | None,
             heuristics: tuple[str, ...]) -> tuple[str, str]:
+        """MiniMalloc's round robin: every preorder in turn with a node limit that doubles
+        every round, until one answers or time, the stop flags or ``node_budget`` end it."""
         self.stop, self.cancel = budget.stop_flag, cancel
         self.deadline, self.node_budget = budget.deadline(), node_budget
+        if not self._root_ok():
+            self.heuristic = heuristics[0]
+            return "infeasible", ""
         limit = self.n  # doubled before the first round, as in MiniMalloc
-        lim = sys.getrecursionlimit()
-        if lim < 4 * self.n + 1000:
-            sys.setrecursionlimit(4 * self.n + 1000)
+        chunk = CHUNK_NODES
         while True:
             limit *= 2
             for h in heuristics:
                 self.heuristic = h
-                self.reset()
-                self.limit = self.nodes_left = limit
-                self.next_poll = POLL_EVERY
-                try:
-                    ok = self._solve_all()
-                except _Abort as e:
-                    if e.why == "limit":
-                        continue
-                    return "unknown", e.why
-                finally:
-                    self.total_nodes += limit - self.nodes_left
-                return ("feasible" if ok else "infeasible"), ""
+                code, why, chunk = self._round(h, limit, chunk)
+                if code == LIMIT:
+                    continue
+                if why:
+                    return "unknown", why
+                return ("feasible" if code == FEASIBLE else "infeasible"), ""
 
-    def _solve_all(self) -> bool:
-        if not self.root_ok:
-            return False
-        # Initial partitions: split where no block spans a section boundary.
-        zeros = np.flatnonzero(self.cut == 0) + 1
-        points = [0, *zeros.tolist(), self.S]
-        mem = np.arange(self.n, dtype=np.int64)
-        for a, b in zip(points, points[1:], strict=False):
-            sub = mem[(self.sec_lo < b) & (self.sec_hi > a)]
-            if len(sub) and not self._subsolve(sub, a, b):
-                return False
-        return True
+    def _root_ok(self) -> bool:
+        """Every section's unplaced blocks fit above its floor at the root."""
+        floor = self._floors(self.mo0)
+        return not (floor + self.total0 > self.H).any()
 
-    def _poll(self) -> None:
-        self.next_poll = POLL_EVERY
-        if self.stop.is_set() or (self.cancel is not None and self.cancel.is_set()):
-            raise _Abort("stopped")
-        if time.perf_counter() > self.deadline:
-            raise _Abort("time")
-        if self.node_budget is not None and \
-                self.total_nodes + self.limit - self.nodes_left > self.node_budget:
-            raise _Abort("node budget")
+    def _floors(self, eff: np.ndarray) -> np.ndarray:
+        floor = np.full(self.S, self.H, np.int64)
+        filled = np.flatnonzero(np.diff(self.fl_ptr) > 0)
+        floor[filled] = np.minimum.reduceat(eff[self.fl_mem], self.fl_ptr[filled])
+        return floor
 
-    # -- search -------------------------------------------------------------------------------
-
-    def _subsolve(self, mem: np.ndarray, a: int, b: int) -> bool:
-        """Solve the unplaced blocks ``mem`` of sections [a, b) with a fresh preorder."""
-        keys = []
-        for ch in reversed(self.heuristic):
-            if ch == "T":
-                tot = np.append(self.total, 0)
-                idx = np.empty(2 * len(mem), np.int64)
-                idx[0::2] = self.sec_lo[mem]
-                idx[1::2] = self.sec_hi[mem]
-                keys.append(-np.maximum.reduceat(tot, idx)[0::2])
-            else:
-                keys.append(-self.keys[ch][mem])
-        ordered = mem[np.lexsort([mem, *keys])]  # last key first: the heuristic's first letter
-        del keys  # (not held while the search goes deeper)
-        return self._search(ordered, a, b, 0, -1)
-
-    def _search(self, mem: np.ndarray, sa: int, sb: int, last_off: int, last_pos: int) -> bool:
-        self.nodes_left -= 1
-        if self.nodes_left < 0:
-            raise _Abort("limit")
-        self.next_poll -= 1
-        if self.next_poll <= 0:
-            self._poll()
-        placed, mo, size, fixed, eff = self.placed, self.mo, self.size, self.fixed, self.eff
-        first = self._by_offset(mem)
-        if len(first) == 0:
-            return True
-        u = mem[first]
-        ms = mo[u]
-        # Dominance: nothing goes at or above the top of an unplaced block at its minimum offset.
-        # Sections: every unplaced block sits at or above the next offset, so the next offset
-        # plus any section's unplaced total must stay within H.
-        limit = min(int((ms + size[u]).min()), self.H - int(self.total[sa:sb].max()) + 1)
-        if self.any_fixed:  # an unplaced fixed block comes before anything placed above it
-            fu = fixed[u]
-            if fu.max() >= 0:
-                limit = min(limit, int(fu[fu >= 0].min()) + 1)
-        k0 = int(np.searchsorted(ms, last_off, "left"))
-        k1 = int(np.searchsorted(ms, limit, "left"))
-        del u, ms
-        if k0 >= k1:
-            return False
-        # Only the candidates' positions (narrow integers) live on while the search goes deeper:
-        # a frame holding arrays of every unplaced block costs O(n) bytes per level, O(n^2)
-        # down a path of n levels (on a window of 2600 blocks, hundreds of MB). A candidate's
-        # offset is its minimum offset, read at its turn: every child leaves mo as it found it.
-        cand = first[k0:k1].astype(self.index_type)
-        del first
-        H, total, floors = self.H, self.total, self.floors
-        sec_lo, sec_hi = self.sec_lo, self.sec_hi
-        for j in range(len(cand)):
-            p = int(cand[j])
-            c = int(mem[p])
-            off = int(mo[c])
-            if off == last_off and p < last_pos:
-                continue
-            # Place c at off: raise the minimum offsets of the unplaced blocks that share a
-            # moment with it to its top (aligned), and take its size out of its sections.
-            placed[c] = True
-            eff[c] = self.H
-            self.sol[c] = off
-            sc = int(size[c])
-            top = off + sc
-            lo, hi = int(sec_lo[c]), int(sec_hi[c])
-            total[lo:hi] -= sc
-            # (Only the undo record lives on while the search goes deeper: the helper's arrays
-            # over every unplaced neighbour would cost O(n) bytes per level.)
-            hatless, undo, ok = self._raise_neighbours(c, top)
-            a0, b0 = lo, hi
-            chi = None if undo is None else undo[0]
-            if chi is not None:
-                a0 = min(lo, int(sec_lo[chi].min()))
-                b0 = max(hi, int(sec_hi[chi].max()))
-            # Sections whose floor (lowest minimum offset of an unplaced member) may have
-            # risen: the unplaced blocks there must fit between the floor and H. (Every other
-            # section passed this test before, and the limit above covers the next offset.)
-            saved = None
-            found = False
-            if ok:
-                changed = np.array((c,)) if chi is None else np.append(chi, c)
-                saved = floors.update(changed, eff, a0, b0)
-                del changed
-                if not (floors.range(a0, b0) + total[a0:b0] > H).any():
-                    found = self._decompose(mem, sa, sb, c, off, p)
-            # Undo.
-            if saved is not None:
-                floors.restore(saved)
-            if undo is not None:
-                chi, chold = undo
-                mo[chi] = chold
-                eff[chi] = chold
-            total[lo:hi] += sc
-            placed[c] = False
-            eff[c] = mo[c]
-            if found:
-                return True
-            if hatless:
-                break
-        return False
-
-    def _by_offset(self, mem: np.ndarray) -> np.ndarray:
-        """Positions (into ``mem``) of its unplaced blocks by minimum offset, ties by position
-        (the preorder)."""
-        pos = np.flatnonzero(~self.placed[mem])
-        return pos[np.argsort(self.mo[mem[pos]], kind="stable")]
-
-    def _raise_neighbours(self, c: int, top: int
-                          ) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None, bool]:
-        """Raise the minimum offsets of the unplaced blocks that share a moment with the
-        just-placed block ``c`` to ``top`` (aligned up). Returns (whether none is left,
-        ``hatless``; the undo record: the blocks whose minimum offset rose and their old ones,
-        or None; whether each of them still fits under ``H`` without moving a fixed
-        block)."""
-        nb = self.nbr[c]
-        nbu = nb[~self.placed[nb]]
-        if len(nbu) == 0:
-            return True, None, True
-        mo = self.mo
-        old = mo[nbu]
-        if self.unit_align:
-            ch = old < top
-            chi = nbu[ch]
-            if not len(chi):
-                return False, None, True
-            mo[chi] = top
-            self.eff[chi] = top
-            ok = int(self.maxmo[chi].min()) >= top
-        else:
-            al = self.align[nbu]
-            new = -(-top // al) * al
-            ch = new > old
-            chi = nbu[ch]
-            if not len(chi):
-                return False, None, True
-            chnew = new[ch]
-            mo[chi] = chnew
-            self.eff[chi] = chnew
-            ok = not (chnew > self.maxmo[chi]).any()
-        if self.any_fixed and (self.fixed[chi] >= 0).any():
-            ok = False  # a fixed block would have to move up
-        return False, (chi, old[ch].astype(self.value_type)), ok
-
-    def _decompose(self, mem: np.ndarray, sa: int, sb: int, c: int, off: int, p: int) -> bool:
-        lo, hi = int(self.sec_lo[c]), int(self.sec_hi[c])
-        cut = self.cut
-        if hi - lo <= 1:
-            return self._search(mem, sa, sb, off, p)
-        cut[lo:hi - 1] -= 1
+    def _round(self, heuristic: str, limit: int, chunk: int) -> tuple[int, str, int]:
+        """One round of one preorder: (the kernel's answer, why it stopped early or "", the
+        chunk of nodes that took about :data:`CHUNK_SECONDS`)."""
+        placed = np.zeros(self.n, np.uint8)
+        mo = self.mo0.copy()
+        eff = self.mo0.copy()
+        total = self.total0.copy()
+        cut = self.cut0.copy()
+        floor = self._floors(mo)
+        heur = np.array([KEY_CODES[ch] for ch in heuristic], np.int64)
+        reg = np.zeros(REGISTERS, np.int64)
+        reg[NODES] = limit
+        self._root(reg)
         try:
-            z = np.flatnonzero(cut[lo:hi - 1] == 0)
-            if len(z) == 0:
-                return self._search(mem, sa, sb, off, p)
-            points = [sa, *(z + lo + 1).tolist(), sb]
-            rest = mem[~self.placed[mem]]
-            slo, shi = self.sec_lo[rest], self.sec_hi[rest]
-            # The parts, and nothing else of this frame, are held while each is searched.
-            parts = [(rest[(slo < b) & (shi > a)], a, b)
-                     for a, b in zip(points, points[1:], strict=False)]
-            del rest, slo, shi, z
-            return all(not len(sub) or self._subsolve(sub, a, b) for sub, a, b in parts)
+            while True:
+                if self.node_budget is not None:
+                    chunk = max(1, min(chunk, self.node_budget + 1 - self.total_nodes
+                                       - self._used(limit, reg)))
+                reg[CHUNK] = chunk
+                t = time.perf_counter()
+                code = _dfs.search(
+                    self.size, self.align, self.fixed, self.sec_lo, self.sec_hi, self.keys,
+                    heur, self.nbr_ptr, self.nbr_idx, self.fl_ptr, self.fl_mem, self.H,
+                    self.maxmo, self.any_fixed, self.unit_align, placed, mo, eff, total, cut,
+                    floor, self.sol, reg, self.frames, self.nb_idx, self.nb_old, self.fl_idx,
+                    self.fl_old, self.cand, self.mem)
+                if code == GROW:
+                    self._grow(reg)
+                    continue
+                if code != PAUSE:
+                    return code, "", chunk
+                took = time.perf_counter() - t
+                if took < CHUNK_SECONDS / 2 and chunk < CHUNK_MOST:
+                    chunk *= 2
+                elif took > 2 * CHUNK_SECONDS and chunk > 1:
+                    chunk //= 2
+                why = self._poll(limit, reg)
+                if why:
+                    return code, why, chunk
         finally:
-            cut[lo:hi - 1] += 1
+            self.total_nodes += self._used(limit, reg)
 
+    def _used(self, limit: int, reg: np.ndarray) -> int:
+        """Nodes opened so far in this round (one more than the limit when it ran out)."""
+        return limit - int(reg[NODES])
 
-_Saved = TypeVar("_Saved")
+    def _poll(self, limit: int, reg: np.ndarray) -> str:
+        if self.stop.is_set() or (self.cancel is not None and self.cancel.is_set()):
+            return "stopped"
+        if time.perf_counter() > self.deadline:
+            return "time"
+        if self.node_budget is not None and \
+                self.total_nodes + self._used(limit, reg) > self.node_budget:
+            return "node budget"
+        return ""
 
+    def _root(self, reg: np.ndarray) -> None:
+        """Puts the root on the stack: a decomposition into the parts no block spans between
+        (their boundaries, where no block is live in both sections, and their blocks)."""
+        zeros = np.flatnonzero(self.cut0[:max(self.S - 1, 0)] == 0) + 1
+        points = np.array([0, *zeros.tolist(), self.S], np.int64)
+        nparts = len(points) - 1
+        part = np.searchsorted(points, self.sec_lo, "right") - 1
+        order = np.argsort(part, kind="stable")
+        counts = np.bincount(part, minlength=nparts)
+        cnt = np.concatenate(([0], np.cumsum(counts)))
+        mem = self.mem
+        pts, c0 = 0, nparts + 1
+        buf = c0 + nparts + 1
+        if len(mem) < buf + self.n:
+            self.mem = mem = np.zeros(2 * (buf + self.n) + 4 * self.S, np.int64)
+        mem[pts:c0] = points
+        mem[c0:buf] = cnt
+        mem[buf:buf + self.n] = order
+        f = self.frames[0]
+        f[:] = 0
+        f[KIND] = PARTS_FRAME
+        f[PPTS], f[PNP], f[PCNT], f[PBUF] = pts, nparts, c0, buf
+        f[PEND] = buf + self.n
+        reg[DEPTH] = 1
+        reg[RET] = -1
+        reg[MEM_TOP] = buf + self.n
 
-class _Floors(Protocol[_Saved]):
-    """The floor of every section, kept up to date as blocks move (:class:`_FlatFloors`,
-    :class:`_TreeFloors`); ``update`` returns what ``restore`` needs to undo it."""
-
-    def reset(self, eff: np.ndarray, H: int) -> None: ...
-    def update(self, changed: np.ndarray, eff: np.ndarray, a: int, b: int) -> _Saved: ...
-    def restore(self, saved: _Saved) -> None: ...
-    def range(self, a: int, b: int) -> np.ndarray: ...
-
-
-class _FlatFloors:
-    """The floor of every section: the least value (``eff``: an unplaced block's minimum
-    offset, ``H`` once placed) over the blocks live in it, kept as one array and recomputed
-    over the span of sections of the blocks that changed (MiniMalloc's bookkeeping; the
-    fastest while sections are small)."""
-
-    def __init__(self, lo: np.ndarray, hi: np.ndarray, S: int) -> None:
-        self.lo, self.hi = lo, hi
-        # Members of each section, in section order (CSR).
-        counts = hi - lo
-        owner = np.repeat(np.arange(len(lo)), counts)
-        section = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts),
-                                                           counts)
-        order = np.lexsort((owner, section))
-        self.mem = owner[order]
-        self.ptr = np.searchsorted(section[order], np.arange(S + 1))
-        self.S = S
-
-    def reset(self, eff: np.ndarray, H: int) -> None:
-        self.floor = np.full(self.S, H, np.int64)
-        self._refloor(0, self.S, eff)
-
-    def _refloor(self, a: int, b: int, eff: np.ndarray) -> None:
-        p0 = self.ptr[a]
-        seg = self.mem[p0:self.ptr[b]]
-        self.floor[a:b] = np.minimum.reduceat(eff[seg], self.ptr[a:b] - p0)
-
-    def update(self, changed: np.ndarray, eff: np.ndarray, a: int, b: int
-               ) -> tuple[np.ndarray, np.ndarray]:
-        old = self.floor[a:b].copy()
-        self._refloor(a, b, eff)
-        # Only the sections whose floor moved are kept for the undo: the search holds one
-        # record per level of its path, and a copy of the whole span at each (long-lived
-        # blocks span most sections of a window) grows with the path's length times S.
-        moved = np.flatnonzero(self.floor[a:b] != old)
-        return moved + a, old[moved]
-
-    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
-        where, values = saved
-        self.floor[where] = values
-
-    def range(self, a: int, b: int) -> np.ndarray:
-        return self.floor[a:b]
-
-
-class _TreeFloors:
-    """The floor of every section: the least value (``eff``: an unplaced block's minimum
-    offset, ``H`` once placed) over the blocks whose section range covers it, in the shared
-    :class:`cpplan.segtree.CoverMinTree` (a change of some blocks' values recomputes their
-    nodes only, instead of every member of every section they span: quadratic on windows of
-    long-lived blocks). The interface of :class:`_FlatFloors`."""
-
-    def __init__(self, lo: np.ndarray, hi: np.ndarray, S: int) -> None:
-        self.tree = CoverMinTree(lo, hi, S)
-
-    def reset(self, eff: np.ndarray, H: int) -> None:
-        self.tree.reset(eff, H)
-
-    def update(self, changed: np.ndarray, eff: np.ndarray, a: int, b: int
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """Recompute after the values of blocks ``changed`` (spanning sections ``a`` to
-        ``b - 1``, which the tree does not need) moved; returns what :meth:`restore` needs."""
-        return self.tree.update(changed, eff)
-
-    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
-        self.tree.restore(saved)
-
-    def range(self, a: int, b: int) -> np.ndarray:
-        return self.tree.range(a, b)
+    def _grow(self, reg: np.ndarray) -> None:
+        """Doubles every stack with less room left than one step of the kernel may take."""
+        def grown(a: np.ndarray, top: int, need: int) -> np.ndarray:
+            if len(a) - top >= need:
+                return a
+            out = np.zeros((max(2 * len(a), top + need),) + a.shape[1:], a.dtype)
+            out[:len(a)] = a
+            return out
+        before = sum(len(a) for a in (self.nb_idx, self.fl_idx, self.cand, self.mem, self.frames))
+        nb, fl = int(reg[NB_TOP]), int(reg[FL_TOP])
+        self.nb_idx = grown(self.nb_idx, nb, self.max_degree)
+        self.nb_old = grown(self.nb_old, nb, len(self.nb_idx) - len(self.nb_old) + nb)
+        self.fl_idx = grown(self.fl_idx, fl, self.S)
+        self.fl_old = grown(self.fl_old, fl, len(self.fl_idx) - len(self.fl_old) + fl)
+        self.cand = grown(self.cand, int(reg[CAND_TOP]), 2 * self.n + 1)
+        self.mem = grown(self.mem, int(reg[MEM_TOP]), 2 * self.n + 2 * self.S + 4)
+        self.frames = grown(self.frames, int(reg[DEPTH]), 2)
+        if sum(len(a) for a in (self.nb_idx, self.fl_idx, self.cand, self.mem, self.frames)) \
+                == before:  # (the kernel would ask again, for ever)
+            raise RuntimeError("dfs: the compiled search asked for room it has")
