@@ -31,18 +31,20 @@
 
 enum { INFEASIBLE = 0, FEASIBLE = 1, LIMIT = 2, PAUSE = 3, GROW = 4, NO_MEMORY = 5 };
 /* Registers: the round's nodes left, this call's nodes left, the stack's depth, the value a
- * frame returned to its parent (-1: none yet), the tops of the four stacks. */
-enum { NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, CAND_TOP, MEM_TOP, REGISTERS };
+ * frame returned to its parent (-1: none yet), the tops of the three stacks. */
+enum { NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, MEM_TOP, REGISTERS };
 /* Frame columns. Both kinds: KIND, MEMTOP (the mem stack's top before the frame's data).
  * Search: its blocks (MEM, M, in preorder) and sections [SA, SB), the last placement's offset
- * and position (LOFF, LPOS: canonical order), its candidates (CAND, NC, next J; J = -1 until
- * the node is opened), the block placed now (C, -1 none) and the stack tops to undo it to
- * (NBU, FLU), whether it had no unplaced neighbour (HATLESS), whether its cuts were taken
- * (CUTDEC), the candidate stack's top before it (CANDTOP). Parts: the part boundaries (PPTS,
+ * and position (LOFF, LPOS: canonical order), whether the node is open (OPEN), the bound on
+ * its candidates' offsets (LIM) and the last candidate tried (CV, CP: its minimum offset and
+ * position; the next is the least after it, found again by a scan: nothing is stored per
+ * candidate), the block placed now (C, -1 none) and the stack tops to undo it to (NBU, FLU),
+ * whether it had no unplaced neighbour (HATLESS), whether its cuts were taken (CUTDEC). Parts:
+ * the part boundaries (PPTS,
  * PNP parts), their blocks by part (PCNT, PBUF), the next part (PI) and the mem stack's top
  * above the parts' data (PEND). */
-enum { KIND, MEMTOP, MEM, M, SA, SB, LOFF, LPOS, CAND, NC, J, C, NBU, FLU, HATLESS, CUTDEC,
-       CANDTOP, PPTS, PNP, PCNT, PBUF, PI, PEND, FRAME };
+enum { KIND, MEMTOP, MEM, M, SA, SB, LOFF, LPOS, LIM, CV, OPEN, C, NBU, FLU, HATLESS, CUTDEC,
+       CP, PPTS, PNP, PCNT, PBUF, PI, PEND, FRAME };
 enum { SEARCH_FRAME = 0, PARTS_FRAME = 1 };
 #define KEY_T 4 /* the preorder key computed from the sections' current totals */
 
@@ -57,9 +59,19 @@ typedef struct {
     uint8_t *placed;
     int64_t *mo, *eff, *total, *cut, *floor, *sol, *reg, *frames;
     int32_t *nb_idx, *fl_idx;
-    int64_t *nb_old, *fl_old, *cand, *mem;
-    int64_t nframes, nnb, nfl, ncand, nmem;
+    void *nb_old, *fl_old;  /* int64, or int32 where every value fits (`wide` = 0) */
+    int64_t *mem;
+    int64_t nframes, nnb, nfl, nmem;
+    int wide;
 } State;
+
+static inline int64_t old_get(const State *st, const void *a, int64_t i) {
+    return st->wide ? ((const int64_t *)a)[i] : ((const int32_t *)a)[i];
+}
+
+static inline void old_set(const State *st, void *a, int64_t i, int64_t v) {
+    if (st->wide) ((int64_t *)a)[i] = v; else ((int32_t *)a)[i] = (int32_t)v;
+}
 
 #define F(f, col) st->frames[(f) * FRAME + (col)]
 
@@ -90,15 +102,6 @@ static int key_before(const void *ctx, int64_t a, int64_t b) {
     for (int64_t t = 0; t < k->width; t++)
         if (x[t] != y[t]) return x[t] > y[t];
     return k->block[a] < k->block[b];
-}
-
-typedef struct { const int64_t *mo, *mem; int64_t base; } CandCtx;
-
-/* Candidates (positions): by minimum offset, ties by position (the preorder). */
-static int cand_before(const void *ctx, int64_t a, int64_t b) {
-    const CandCtx *k = (const CandCtx *)ctx;
-    int64_t x = k->mo[k->mem[k->base + a]], y = k->mo[k->mem[k->base + b]];
-    return x != y ? x < y : a < b;
 }
 
 /* Writes blocks `in[0..m)` to `out` in the preorder. Returns 0 when out of memory. */
@@ -137,12 +140,12 @@ static int preorder(State *st, const int64_t *in, int64_t m, int64_t *out) {
 static void undo(State *st, int64_t f) {
     int64_t *reg = st->reg;
     int64_t c = F(f, C);
-    for (int64_t i = reg[FL_TOP] - 1; i >= F(f, FLU); i--) st->floor[st->fl_idx[i]] = st->fl_old[i];
+    for (int64_t i = reg[FL_TOP] - 1; i >= F(f, FLU); i--)
+        st->floor[st->fl_idx[i]] = old_get(st, st->fl_old, i);
     reg[FL_TOP] = F(f, FLU);
     for (int64_t i = reg[NB_TOP] - 1; i >= F(f, NBU); i--) {
         int64_t q = st->nb_idx[i];
-        st->mo[q] = st->nb_old[i];
-        st->eff[q] = st->nb_old[i];
+        st->mo[q] = st->eff[q] = old_get(st, st->nb_old, i);
     }
     reg[NB_TOP] = F(f, NBU);
     int64_t lo = st->sec_lo[c], hi = st->sec_hi[c], sc = st->size[c];
@@ -166,7 +169,7 @@ static void open_search(State *st, int64_t g, int64_t memtop, int64_t base, int6
     F(g, SB) = sb;
     F(g, LOFF) = loff;
     F(g, LPOS) = lpos;
-    F(g, J) = -1;
+    F(g, OPEN) = 0;
     F(g, C) = -1;
     F(g, CUTDEC) = 0;
 }
@@ -220,10 +223,9 @@ static int run(State *st) {
 
         /* A search frame. */
         int64_t base = F(f, MEM), m = F(f, M), sa = F(f, SA), sb = F(f, SB);
-        if (F(f, J) < 0) {
-            /* Open the node: its candidates, by minimum offset, ties by preorder. */
+        if (!F(f, OPEN)) {
+            /* Open the node: the bound on its candidates' offsets. */
             if (reg[CHUNK] <= 0) return PAUSE;
-            if (st->ncand - reg[CAND_TOP] < 2 * m + 1) return GROW;
             reg[CHUNK] -= 1;
             reg[NODES] -= 1;
             if (reg[NODES] < 0) return LIMIT;
@@ -247,26 +249,14 @@ static int run(State *st) {
                 reg[RET] = 1;
                 continue;
             }
-            int64_t last_off = F(f, LOFF), last_pos = F(f, LPOS), top = reg[CAND_TOP], nc = 0;
-            for (int64_t p = 0; p < m; p++) {
-                int64_t b = mem[base + p];
-                if (placed[b]) continue;
-                int64_t v = mo[b];
-                if (last_off <= v && v < lim && !(v == last_off && p < last_pos))
-                    st->cand[top + nc++] = p;
-            }
-            CandCtx ctx = {mo, mem, base};
-            merge_sort(st->cand + top, st->cand + top + nc, nc, cand_before, &ctx);
-            F(f, CANDTOP) = top;
-            F(f, CAND) = top;
-            F(f, NC) = nc;
-            F(f, J) = 0;
-            reg[CAND_TOP] = top + nc;
+            F(f, OPEN) = 1;
+            F(f, LIM) = lim;
+            F(f, CV) = -1;  /* (before every candidate: offsets are >= 0) */
+            F(f, CP) = -1;
         } else if (ret >= 0) {
             /* A child returned: take the placement back. */
             undo(st, f);
             if (ret == 1 || F(f, HATLESS)) {
-                reg[CAND_TOP] = F(f, CANDTOP);
                 reg[MEM_TOP] = F(f, MEMTOP);
                 reg[DEPTH] = f;
                 continue;  /* (RET stays: the parent sees what the child answered) */
@@ -274,14 +264,27 @@ static int run(State *st) {
         }
         reg[RET] = -1;
         int pushed = 0;
-        while (F(f, J) < F(f, NC)) {
-            int64_t p = st->cand[F(f, CAND) + F(f, J)];
+        const int64_t last_off = F(f, LOFF), last_pos = F(f, LPOS), lim = F(f, LIM);
+        for (;;) {
+            /* The next candidate: the least (minimum offset, position) after the last tried,
+             * among the unplaced blocks at or above the last placement (canonical order) and
+             * below the bound. */
+            int64_t cv = F(f, CV), cp = F(f, CP), p = -1, v = 0;
+            for (int64_t q = 0; q < m; q++) {
+                int64_t b = mem[base + q], w = mo[b];
+                if (placed[b] || w < last_off || w >= lim || (w == last_off && q < last_pos))
+                    continue;
+                if (w < cv || (w == cv && q <= cp)) continue;  /* (tried) */
+                if (p < 0 || w < v) { p = q; v = w; }
+            }
+            if (p < 0) break;
             int64_t c = mem[base + p];
             if (st->nfl - reg[FL_TOP] < S || st->nmem - reg[MEM_TOP] < m + 2 * S + 4 ||
                 d + 1 > st->nframes || st->nnb - reg[NB_TOP] < st->nbr_ptr[c + 1] - st->nbr_ptr[c])
                 return GROW;
-            F(f, J) += 1;
-            int64_t off = mo[c];
+            F(f, CV) = v;
+            F(f, CP) = p;
+            int64_t off = v;
             /* Place c at off: raise the minimum offsets of the unplaced blocks that share a
              * moment with it to its top (aligned), and take its size out of its sections. */
             F(f, C) = c;
@@ -303,7 +306,7 @@ static int run(State *st) {
                 int64_t raised = st->unit_align ? top : (top + a - 1) / a * a;
                 if (raised > mo[q]) {
                     st->nb_idx[nb] = (int32_t)q;
-                    st->nb_old[nb] = mo[q];
+                    old_set(st, st->nb_old, nb, mo[q]);
                     nb++;
                     mo[q] = raised;
                     eff[q] = raised;
@@ -318,11 +321,12 @@ static int run(State *st) {
                  * floor. The unplaced blocks there must fit between the floor and H. */
                 int64_t fl = reg[FL_TOP];
                 for (int64_t i = nb0; i <= nb; i++) {
-                    int64_t q = i < nb ? st->nb_idx[i] : c, was = i < nb ? st->nb_old[i] : off;
+                    int64_t q = i < nb ? st->nb_idx[i] : c;
+                    int64_t was = i < nb ? old_get(st, st->nb_old, i) : off;
                     for (int64_t s = st->sec_lo[q]; s < st->sec_hi[q]; s++) {
                         if (floor_[s] != was) continue;
                         st->fl_idx[fl] = (int32_t)s;
-                        st->fl_old[fl] = was;
+                        old_set(st, st->fl_old, fl, was);
                         fl++;
                         floor_[s] = -1;  /* (marked: recomputed below, once) */
                     }
@@ -387,7 +391,6 @@ static int run(State *st) {
             if (F(f, HATLESS)) break;  /* its alternatives fail too */
         }
         if (!pushed) {
-            reg[CAND_TOP] = F(f, CANDTOP);
             reg[MEM_TOP] = F(f, MEMTOP);
             reg[DEPTH] = f;
             reg[RET] = 0;
@@ -397,26 +400,27 @@ static int run(State *st) {
 
 /* ---- the Python binding: every array through the buffer protocol ---- */
 
-#define N_ARRAYS 27
+#define N_ARRAYS 26
 
 static PyObject *search(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer b[N_ARRAYS];
     long long H;
-    int any_fixed, unit_align;
+    int any_fixed, unit_align, wide;
     memset(b, 0, sizeof(b));
     /* size, align, fixed, sec_lo, sec_hi, keys, heur, nbr_ptr, nbr_idx, fl_ptr, fl_mem, H,
      * maxmo, any_fixed, unit_align, placed, mo, eff, total, cut, floor, sol, reg, frames,
-     * nb_idx, nb_old, fl_idx, fl_old, cand, mem */
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*Ly*ppw*w*w*w*w*w*w*w*w*w*w*w*w*w*w*",
+     * nb_idx, nb_old, fl_idx, fl_old, mem, wide */
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*Ly*ppw*w*w*w*w*w*w*w*w*w*w*w*w*w*p",
                           &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9],
                           &b[10], &H, &b[11], &any_fixed, &unit_align, &b[12], &b[13], &b[14],
                           &b[15], &b[16], &b[17], &b[18], &b[19], &b[20], &b[21], &b[22],
-                          &b[23], &b[24], &b[25], &b[26]))
+                          &b[23], &b[24], &b[25], &wide))
         return NULL;
-    /* item sizes, in argument order */
-    static const Py_ssize_t item[N_ARRAYS] = {8, 8, 8, 8, 8, 8, 8, 8, 4, 8, 4, 8, 1, 8, 8, 8,
-                                                   8, 8, 8, 8, 8, 4, 8, 4, 8, 8, 8};
+    /* item sizes, in argument order (the old values' by `wide`) */
+    const Py_ssize_t v = wide ? 8 : 4;
+    const Py_ssize_t item[N_ARRAYS] = {8, 8, 8, 8, 8, 8, 8, 8, 4, 8, 4, 8, 1, 8, 8, 8, 8, 8, 8,
+                                       8, 8, 4, v, 4, v, 8};
     State st;
     int bad = 0;
     for (int i = 0; i < N_ARRAYS; i++)
@@ -425,11 +429,12 @@ static PyObject *search(PyObject *self, PyObject *args) {
     st.S = b[15].len / 8;
     st.nheur = b[6].len / 8;
     for (int i = 0; i < 5; i++)
-        if (b[i].len / 8 != st.n || b[13 + i % 2].len / 8 != st.n) bad = 1;
-    if (bad || b[12].len != st.n || b[7].len / 8 != st.n + 1 || b[9].len / 8 != st.S + 1 ||
-        b[11].len / 8 != st.n || b[18].len / 8 != st.n || b[17].len / 8 != st.S ||
-        b[16].len / 8 < st.S || b[19].len / 8 != (Py_ssize_t)REGISTERS ||
-        b[20].len % (8 * FRAME) != 0 || b[5].len / 8 != 5 * st.n) {
+        if (b[i].len / 8 != st.n) bad = 1;
+    if (bad || b[12].len != st.n || b[13].len / 8 != st.n || b[14].len / 8 != st.n ||
+        b[7].len / 8 != st.n + 1 || b[9].len / 8 != st.S + 1 || b[11].len / 8 != st.n ||
+        b[18].len / 8 != st.n || b[17].len / 8 != st.S || b[16].len / 8 < st.S ||
+        b[19].len / 8 != (Py_ssize_t)REGISTERS || b[20].len % (8 * FRAME) != 0 ||
+        b[5].len / 8 != 5 * st.n || (!wide && H > INT32_MAX)) {
         for (int i = 0; i < N_ARRAYS; i++) PyBuffer_Release(&b[i]);
         PyErr_SetString(PyExc_ValueError, "dfs kernel: arrays of the wrong type or length");
         return NULL;
@@ -437,16 +442,15 @@ static PyObject *search(PyObject *self, PyObject *args) {
     st.size = b[0].buf; st.align = b[1].buf; st.fixed = b[2].buf; st.sec_lo = b[3].buf;
     st.sec_hi = b[4].buf; st.keys = b[5].buf; st.heur = b[6].buf; st.nbr_ptr = b[7].buf;
     st.nbr_idx = b[8].buf; st.fl_ptr = b[9].buf; st.fl_mem = b[10].buf; st.maxmo = b[11].buf;
-    st.H = H; st.any_fixed = any_fixed; st.unit_align = unit_align;
+    st.H = H; st.any_fixed = any_fixed; st.unit_align = unit_align; st.wide = wide;
     st.placed = b[12].buf; st.mo = b[13].buf; st.eff = b[14].buf; st.total = b[15].buf;
     st.cut = b[16].buf; st.floor = b[17].buf; st.sol = b[18].buf; st.reg = b[19].buf;
     st.frames = b[20].buf; st.nb_idx = b[21].buf; st.nb_old = b[22].buf; st.fl_idx = b[23].buf;
-    st.fl_old = b[24].buf; st.cand = b[25].buf; st.mem = b[26].buf;
+    st.fl_old = b[24].buf; st.mem = b[25].buf;
     st.nframes = b[20].len / (8 * FRAME);
-    st.nnb = b[21].len / 4 < b[22].len / 8 ? b[21].len / 4 : b[22].len / 8;
-    st.nfl = b[23].len / 4 < b[24].len / 8 ? b[23].len / 4 : b[24].len / 8;
-    st.ncand = b[25].len / 8;
-    st.nmem = b[26].len / 8;
+    st.nnb = b[21].len / 4 < b[22].len / v ? b[21].len / 4 : b[22].len / v;
+    st.nfl = b[23].len / 4 < b[24].len / v ? b[23].len / 4 : b[24].len / v;
+    st.nmem = b[25].len / 8;
     int code;
     Py_BEGIN_ALLOW_THREADS
     code = run(&st);

@@ -67,13 +67,14 @@ ALIGNED_HEURISTICS = ("LWA", "WAT", "LAW", "TAW", "LTW", "TWA")
 CHUNK_NODES = 64
 CHUNK_SECONDS = 0.005
 CHUNK_MOST = 1 << 16
+ROOM = 4  # the compiled loop's stacks at first, in blocks (or sections); grown when it asks
 DFS_NODES_PER_SECOND = 4000  # a conservative rate on this kind of machine: nodes as seconds
 KEY_CODES = {"W": 0, "A": 1, "Z": 2, "L": 3, "T": 4}  # rows of _Search.keys; T: computed
 # The compiled loop's interface, as cpplan/exact/_dfs.c lays it out: what a call returns, its
 # registers, the columns of a frame that the driver fills for the root.
 INFEASIBLE, FEASIBLE, LIMIT, PAUSE, GROW = range(5)
-NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, CAND_TOP, MEM_TOP = range(8)
-REGISTERS = 8
+NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, MEM_TOP = range(7)
+REGISTERS = 7
 KIND, MEMTOP = 0, 1
 PPTS, PNP, PCNT, PBUF, PI, PEND = range(17, 23)
 FRAME = 23
@@ -249,13 +250,16 @@ class _Search:
         self.heuristic = ""
         # The kernel's stacks, kept across rounds and grown when it asks.
         self.max_degree = int(np.diff(self.nbr_ptr).max()) if n else 0
-        self.frames = np.zeros((2 * n + 4, FRAME), np.int64)
-        self.nb_idx = np.zeros(min(len(self.nbr_idx), 4 * n) + 1, np.int32)
-        self.nb_old = np.zeros(len(self.nb_idx), np.int64)
-        self.fl_idx = np.zeros(4 * S + 1, np.int32)
-        self.fl_old = np.zeros(len(self.fl_idx), np.int64)
-        self.cand = np.zeros(4 * n + 1, np.int64)
-        self.mem = np.zeros(4 * n + 4 * S + 8, np.int64)
+        self.frames = np.zeros((ROOM * n + 1, FRAME), np.int64)
+        self.nb_idx = np.zeros(min(len(self.nbr_idx), ROOM * n) + 1, np.int32)
+        # Old minimum offsets and floors, for the undo: in 32 bits where H fits (the stacks
+        # hold a record per block raised down a path: O(n^2) on windows of long-lived blocks).
+        self.wide = H >= 2**31
+        self.value_type = np.int64 if self.wide else np.int32
+        self.nb_old = np.zeros(len(self.nb_idx), self.value_type)
+        self.fl_idx = np.zeros(ROOM * S + 1, np.int32)
+        self.fl_old = np.zeros(len(self.fl_idx), self.value_type)
+        self.mem = np.zeros(ROOM * (n + S) + 1, np.int64)
 
     # -- driver -------------------------------------------------------------------------------
 
@@ -317,7 +321,7 @@ class _Search:
                     heur, self.nbr_ptr, self.nbr_idx, self.fl_ptr, self.fl_mem, self.H,
                     self.maxmo, self.any_fixed, self.unit_align, placed, mo, eff, total, cut,
                     floor, self.sol, reg, self.frames, self.nb_idx, self.nb_old, self.fl_idx,
-                    self.fl_old, self.cand, self.mem)
+                    self.fl_old, self.mem, self.wide)
                 if code == GROW:
                     self._grow(reg)
                     continue
@@ -383,15 +387,14 @@ class _Search:
             out = np.zeros((max(2 * len(a), top + need),) + a.shape[1:], a.dtype)
             out[:len(a)] = a
             return out
-        before = sum(len(a) for a in (self.nb_idx, self.fl_idx, self.cand, self.mem, self.frames))
+        before = sum(len(a) for a in (self.nb_idx, self.fl_idx, self.mem, self.frames))
         nb, fl = int(reg[NB_TOP]), int(reg[FL_TOP])
         self.nb_idx = grown(self.nb_idx, nb, self.max_degree)
-        self.nb_old = grown(self.nb_old, nb, len(self.nb_idx) - len(self.nb_old) + nb)
+        self.nb_old = grown(self.nb_old, nb, len(self.nb_idx) - nb)  # (as long as nb_idx)
         self.fl_idx = grown(self.fl_idx, fl, self.S)
-        self.fl_old = grown(self.fl_old, fl, len(self.fl_idx) - len(self.fl_old) + fl)
-        self.cand = grown(self.cand, int(reg[CAND_TOP]), 2 * self.n + 1)
+        self.fl_old = grown(self.fl_old, fl, len(self.fl_idx) - fl)
         self.mem = grown(self.mem, int(reg[MEM_TOP]), 2 * self.n + 2 * self.S + 4)
         self.frames = grown(self.frames, int(reg[DEPTH]), 2)
-        if sum(len(a) for a in (self.nb_idx, self.fl_idx, self.cand, self.mem, self.frames)) \
+        if sum(len(a) for a in (self.nb_idx, self.fl_idx, self.mem, self.frames)) \
                 == before:  # (the kernel would ask again, for ever)
             raise RuntimeError("dfs: the compiled search asked for room it has")

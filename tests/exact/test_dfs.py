@@ -182,3 +182,40 @@ def test_aligned_perfect_packings_are_found_with_the_alignment_first_orders():
                               heuristics=("WAT", "TAW", "TWA")).status == "feasible"
     assert found["default"] == 3
     assert found["mini"] < found["default"]
+
+
+def _trace(problem: Problem, height: int) -> tuple:
+    blocks = make_blocks(problem)
+    stats: dict = {}
+    out = fit(blocks, np.arange(len(blocks)), height // blocks.scale, _control().within(30),
+              node_budget=20_000, stats=stats)
+    offsets = None if out.offsets is None else out.offsets.tolist()
+    return out.status, stats.get("nodes"), stats.get("heuristic"), offsets
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_buffers=14, max_pools=1), slack=st.integers(0, 3))
+def test_the_search_resumes_exactly_after_any_node_and_from_stacks_of_no_room(problem, slack):
+    # The compiled loop stops after a chunk of nodes (the driver looks at the clock between
+    # chunks) and when a stack is full (the driver enlarges it): stopping after every node,
+    # from stacks with room for one entry, must search the same nodes to the same answer.
+    from cpplan.exact import dfs
+
+    height = brute_force_height(problem) + slack
+    whole = _trace(problem, height)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dfs, "CHUNK_NODES", 1)
+        m.setattr(dfs, "CHUNK_MOST", 1)
+        m.setattr(dfs, "ROOM", 0)
+        assert _trace(problem, height) == whole
+
+
+def test_a_challenging_instance_is_searched_the_same_a_node_at_a_time(monkeypatch):
+    from cpplan.exact import dfs
+
+    problem = read_problem(benchmark("minimalloc-challenging", "A.1048576.csv"))
+    whole = _trace(problem, 1048576)
+    monkeypatch.setattr(dfs, "CHUNK_NODES", 1)
+    monkeypatch.setattr(dfs, "CHUNK_MOST", 1)
+    monkeypatch.setattr(dfs, "ROOM", 0)
+    assert _trace(problem, 1048576) == whole
