@@ -10,7 +10,9 @@ without it (2 workers), ``race`` the probe as :func:`cpplan.solve.solve` runs it
 Every "feasible" answer is checked by building the plan; a method that raises or whose plan
 fails the check is marked FAILED in its cell, and the script exits 1 after the other instances.
 
-Takes about 5 min on this 2-core machine with the defaults.
+Then the DFS's speed in nodes a second over the instances (median and least): what
+``cpplan.exact.dfs.DFS_NODES_PER_SECOND`` (the rate its nodes are charged at in deterministic
+mode) stands for. Takes about 5 min on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from cpplan.exact.search import probe
 from cpplan.io import read_problem
 
 
-def run(method: str, blocks, ids, h: int, limit: float, workers: int) -> tuple[str, float, str]:
+def run(method: str, blocks, ids, h: int, limit: float, workers: int
+        ) -> tuple[str, float, str, int]:
     control = PlanOptions(limit, workers=workers).budget()
     t = time.perf_counter()
+    stats: dict = {}
     if method == "dfs":
-        stats: dict = {}
         out = fit(blocks, ids, h, control.within(limit), stats=stats)
     else:
         out = probe(blocks, ids, {0: h}, control.within(limit), dfs=method == "race")
@@ -43,7 +46,7 @@ def run(method: str, blocks, ids, h: int, limit: float, workers: int) -> tuple[s
     if out.status == "feasible":
         plan = blocks.to_plan(out.pools, out.offsets, planner=method)  # checked
         assert plan.height <= h * blocks.scale
-    return out.status, seconds, out.detail
+    return out.status, seconds, out.detail, stats.get("nodes", 0)
 
 
 def main() -> int:
@@ -65,6 +68,7 @@ def main() -> int:
           "".join(f"{m:>24}" for m in args.methods) + "   winner of the race", flush=True)
     failed: list[str] = []
     solved: dict[str, list[float]] = {m: [] for m in args.methods}
+    rates: list[float] = []  # the DFS's nodes a second, per instance
     for f in files:
         problem = read_problem(f)
         blocks = make_blocks(problem)
@@ -76,7 +80,8 @@ def main() -> int:
         cells, winner = [], ""
         for m in args.methods:
             try:
-                status, seconds, detail = run(m, blocks, ids, h, args.time_limit, args.workers)
+                status, seconds, detail, nodes = run(m, blocks, ids, h, args.time_limit,
+                                                     args.workers)
             except Exception as e:  # (an invalid plan too: to_plan checks it)
                 failed.append(f"{f.stem.split('.')[0]} {m}: {type(e).__name__}: {e}")
                 cells.append("FAILED")
@@ -86,12 +91,17 @@ def main() -> int:
                 solved[m].append(seconds)
             if m == "race":
                 winner = detail
+            if m == "dfs" and nodes:
+                rates.append(nodes / seconds)
         print(f"{f.stem.split('.')[0]:<12}{len(blocks):>7}{h * blocks.scale:>13}" +
               "".join(f"{c:>24}" for c in cells) + f"   {winner}", flush=True)
     for m, times in solved.items():
         med = statistics.median(times) if times else float("nan")
         print(f"{m}: answered {len(times)} of {len(files)}, median {med:.2f}s, "
               f"{sum(times):.1f}s in all")
+    if rates:  # (what dfs.DFS_NODES_PER_SECOND, the deterministic clock's rate, stands for)
+        print(f"dfs: {statistics.median(rates):,.0f} nodes a second (median; least "
+              f"{min(rates):,.0f})")
     for why in failed:
         print(f"FAILED {why}")
     return 1 if failed else 0

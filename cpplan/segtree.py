@@ -9,9 +9,6 @@ most two per level). Who uses what:
   (:mod:`cpplan.exact.tiling_search`);
 * :class:`SlotTree` (set one slot; max or min with searches beyond a threshold): the gap trees
   of the TFLite GPU replica (:mod:`cpplan.replicas.tflite_gpu`);
-* :class:`CoverMinTree` (ranges given once, each valued; the least value over the ranges that
-  cover a leaf, recomputed for the ranges whose values change, vectorised with numpy): the
-  floors of the branch-and-bound search (:mod:`cpplan.exact.dfs`);
 * :func:`sparse_table`, :func:`sparse_range`, :func:`last_above`, :func:`first_below` (static
   values, queries in batches): the TFLite GPU replica's batched searches.
 
@@ -27,8 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["canonical_nodes", "RangeAddTree", "SlotTree", "CoverMinTree", "sparse_table",
-           "sparse_range", "last_above", "first_below"]
+__all__ = ["canonical_nodes", "RangeAddTree", "SlotTree", "sparse_table", "sparse_range",
+           "last_above", "first_below"]
 
 _INF = 1 << 62
 
@@ -200,83 +197,6 @@ class SlotTree:
             else:
                 node = 2 * node if t[2 * node] < x else 2 * node + 1
         return node - size
-
-
-class CoverMinTree:
-    """Ranges ``[lo[j], hi[j])`` of ``S`` leaves, given once, each with a value: the least
-    value over the ranges that cover each leaf, as the values change.
-
-    Each range is split into its O(log S) canonical nodes, each node keeps the least value of
-    the ranges assigned to it, and a leaf's answer is the least over the nodes from it to the
-    root. A change of some ranges' values recomputes their nodes only (the ranges assigned to
-    them, about n log S in all), instead of every leaf they span. Vectorised with numpy: the
-    values are an array indexed by range.
-    """
-
-    def __init__(self, lo: np.ndarray, hi: np.ndarray, S: int) -> None:
-        P = 1 << max(S - 1, 0).bit_length()  # leaves: the least power of two >= S
-        self.P = P
-        owner, nodes = [], []
-        for j, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
-            covering = canonical_nodes(P, a, b)
-            owner.extend([j] * len(covering))
-            nodes.extend(covering)
-        owner_a = np.array(owner, np.int64)
-        nodes_a = np.array(nodes, np.int64)
-        by_block = np.argsort(owner_a, kind="stable")
-        self.bn_ptr = np.searchsorted(owner_a[by_block], np.arange(len(lo) + 1))
-        self.bn = nodes_a[by_block]  # nodes of range j: bn[bn_ptr[j]:bn_ptr[j + 1]]
-        by_node = np.argsort(nodes_a, kind="stable")
-        self.nb_ptr = np.searchsorted(nodes_a[by_node], np.arange(2 * P + 1))
-        self.nb = owner_a[by_node]  # ranges of node k: nb[nb_ptr[k]:nb_ptr[k + 1]]
-        self.levels = P.bit_length()
-
-    def reset(self, values: np.ndarray, empty: int) -> None:
-        """Every range's value from ``values``; a leaf no range covers answers ``empty``."""
-        self.empty = empty
-        self.node_min = np.full(2 * self.P, empty, np.int64)
-        has = np.flatnonzero(self.nb_ptr[1:] > self.nb_ptr[:-1])
-        self._recompute(has, values)
-
-    def _recompute(self, nodes: np.ndarray, values: np.ndarray) -> None:
-        starts, stops = self.nb_ptr[nodes], self.nb_ptr[nodes + 1]
-        lens = stops - starts
-        keep = lens > 0
-        nodes, starts, lens = nodes[keep], starts[keep], lens[keep]
-        if len(nodes) == 0:
-            return
-        offs = np.cumsum(lens) - lens
-        idx = np.arange(int(lens.sum())) + np.repeat(starts - offs, lens)
-        self.node_min[nodes] = np.minimum.reduceat(values[self.nb[idx]], offs)
-
-    def update(self, changed: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Recompute after the values of ranges ``changed`` moved (``values``: every range's);
-        returns what :meth:`restore` needs to undo it."""
-        starts, stops = self.bn_ptr[changed], self.bn_ptr[changed + 1]
-        lens = stops - starts
-        offs = np.cumsum(lens) - lens
-        idx = np.arange(int(lens.sum())) + np.repeat(starts - offs, lens)
-        nodes = np.unique(self.bn[idx])
-        before = self.node_min[nodes]
-        self._recompute(nodes, values)
-        # Only the nodes whose minimum moved are kept: a search holds one record per level of
-        # its path, and long-lived ranges touch most of the tree at each.
-        moved = self.node_min[nodes] != before
-        return nodes[moved].astype(np.int32), before[moved]
-
-    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
-        """Undo one :meth:`update` (the latest not undone yet)."""
-        nodes, values = saved
-        self.node_min[nodes] = values
-
-    def range(self, a: int, b: int) -> np.ndarray:
-        """The answers of leaves ``a`` to ``b - 1``."""
-        k = np.arange(a + self.P, b + self.P)
-        out = self.node_min[k]
-        for _ in range(self.levels - 1):
-            k >>= 1
-            np.minimum(out, self.node_min[k], out=out)
-        return out
 
 
 def sparse_table(values: np.ndarray, op: np.ufunc) -> list[np.ndarray]:

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpplan.segtree import (
-    CoverMinTree,
     RangeAddTree,
     SlotTree,
     canonical_nodes,
@@ -74,33 +73,6 @@ def test_slot_tree_searches_agree_with_a_list(n, op, data):
         keys = [key[j] for j in range(a, b) if key[j] is not None
                 and (value[j] > x if op is max else value[j] < x)]
         assert tree.min_at(a, b, x) == min(keys, default=absent)
-
-
-@settings(max_examples=60)
-@given(st.integers(1, 20), st.data())
-def test_cover_min_tree_agrees_with_a_list(S, data):
-    k = data.draw(st.integers(0, 12))
-    lo = np.array([data.draw(st.integers(0, S - 1)) for _ in range(k)], np.int64)
-    hi = np.array([data.draw(st.integers(int(a) + 1, S)) for a in lo], np.int64)
-    vals = np.array([data.draw(st.integers(0, 50)) for _ in range(k)], np.int64)
-    empty = 99
-    tree = CoverMinTree(lo, hi, S)
-    tree.reset(vals, empty)
-
-    def plain() -> list[int]:
-        return [min([int(v) for a, b, v in zip(lo, hi, vals, strict=True) if a <= s < b],
-                    default=empty) for s in range(S)]
-
-    assert tree.range(0, S).tolist() == plain()
-    if k:
-        before = plain()
-        changed = np.unique(np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=1)),
-                                     np.int64))
-        vals[changed] = data.draw(st.integers(0, 50))
-        saved = tree.update(changed, vals)
-        assert tree.range(0, S).tolist() == plain()
-        tree.restore(saved)
-        assert tree.range(0, S).tolist() == before
 
 
 @given(st.lists(st.integers(-20, 20), min_size=1, max_size=40), st.data())
