@@ -36,17 +36,20 @@ enum { NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, MEM_TOP, REGISTERS };
 /* Frame columns. Both kinds: KIND, MEMTOP (the mem stack's top before the frame's data).
  * Search: its blocks (MEM, M, in preorder) and sections [SA, SB), the last placement's offset
  * and position (LOFF, LPOS: canonical order), whether the node is open (OPEN), the bound on
- * its candidates' offsets (LIM) and the last candidate tried (CV, CP: its minimum offset and
- * position; the next is the least after it, found again by a scan: nothing is stored per
- * candidate), the block placed now (C, -1 none) and the stack tops to undo it to (NBU, FLU),
+ * its candidates' offsets (LIM), the last candidate tried (CV, CP: its minimum offset and
+ * position) and the next ones in order, a batch of at most BATCH (row f of `cand`; BN of them,
+ * the next BJ: a scan refills it with those after the last tried, so that a frame holds a batch,
+ * not every candidate, and a node with thousands of candidates is not scanned for each), the
+ * block placed now (C, -1 none) and the stack tops to undo it to (NBU, FLU),
  * whether it had no unplaced neighbour (HATLESS), whether its cuts were taken (CUTDEC). Parts:
  * the part boundaries (PPTS,
  * PNP parts), their blocks by part (PCNT, PBUF), the next part (PI) and the mem stack's top
  * above the parts' data (PEND). */
 enum { KIND, MEMTOP, MEM, M, SA, SB, LOFF, LPOS, LIM, CV, OPEN, C, NBU, FLU, HATLESS, CUTDEC,
-       CP, PPTS, PNP, PCNT, PBUF, PI, PEND, FRAME };
+       CP, PPTS, PNP, PCNT, PBUF, PI, PEND, BN, BJ, FRAME };
 enum { SEARCH_FRAME = 0, PARTS_FRAME = 1 };
 #define KEY_T 4 /* the preorder key computed from the sections' current totals */
+#define BATCH 32 /* the candidates a frame keeps in order (`cand`: BATCH a frame) */
 
 typedef struct {
     /* the problem (read only) */
@@ -60,8 +63,9 @@ typedef struct {
     int64_t *mo, *eff, *total, *cut, *floor, *sol, *reg, *frames;
     int32_t *nb_idx, *fl_idx;
     void *nb_old, *fl_old;  /* int64, or int32 where every value fits (`wide` = 0) */
-    int64_t *mem;
-    int64_t nframes, nnb, nfl, nmem;
+    int64_t *mem, *scratch;
+    int32_t *cand;
+    int64_t nframes, nnb, nfl, nmem, batch;
     int wide;
 } State;
 
@@ -102,6 +106,15 @@ static int key_before(const void *ctx, int64_t a, int64_t b) {
     for (int64_t t = 0; t < k->width; t++)
         if (x[t] != y[t]) return x[t] > y[t];
     return k->block[a] < k->block[b];
+}
+
+typedef struct { const int64_t *mo, *mem; int64_t base; } CandCtx;
+
+/* Candidates (positions): by minimum offset, ties by position (the preorder). */
+static int cand_before(const void *ctx, int64_t a, int64_t b) {
+    const CandCtx *k = (const CandCtx *)ctx;
+    int64_t x = k->mo[k->mem[k->base + a]], y = k->mo[k->mem[k->base + b]];
+    return x != y ? x < y : a < b;
 }
 
 /* Writes blocks `in[0..m)` to `out` in the preorder. Returns 0 when out of memory. */
@@ -253,6 +266,8 @@ static int run(State *st) {
             F(f, LIM) = lim;
             F(f, CV) = -1;  /* (before every candidate: offsets are >= 0) */
             F(f, CP) = -1;
+            F(f, BN) = 0;
+            F(f, BJ) = 0;
         } else if (ret >= 0) {
             /* A child returned: take the placement back. */
             undo(st, f);
@@ -266,22 +281,32 @@ static int run(State *st) {
         int pushed = 0;
         const int64_t last_off = F(f, LOFF), last_pos = F(f, LPOS), lim = F(f, LIM);
         for (;;) {
-            /* The next candidate: the least (minimum offset, position) after the last tried,
-             * among the unplaced blocks at or above the last placement (canonical order) and
-             * below the bound. */
-            int64_t cv = F(f, CV), cp = F(f, CP), p = -1, v = 0;
-            for (int64_t q = 0; q < m; q++) {
-                int64_t b = mem[base + q], w = mo[b];
-                if (placed[b] || w < last_off || w >= lim || (w == last_off && q < last_pos))
-                    continue;
-                if (w < cv || (w == cv && q <= cp)) continue;  /* (tried) */
-                if (p < 0 || w < v) { p = q; v = w; }
+            /* The next candidate: by (minimum offset, position), after the last tried, among
+             * the unplaced blocks at or above the last placement (canonical order) and below
+             * the bound. */
+            int32_t *batch = st->cand + f * st->batch;
+            if (F(f, BJ) >= F(f, BN)) {
+                int64_t cv = F(f, CV), cp = F(f, CP), found = 0;
+                for (int64_t q = 0; q < m; q++) {
+                    int64_t b = mem[base + q], w = mo[b];
+                    if (placed[b] || w < last_off || w >= lim || (w == last_off && q < last_pos))
+                        continue;
+                    if (w < cv || (w == cv && q <= cp)) continue;  /* (tried) */
+                    st->scratch[found++] = q;
+                }
+                if (found == 0) break;
+                CandCtx ctx = {mo, mem, base};
+                merge_sort(st->scratch, st->scratch + found, found, cand_before, &ctx);
+                if (found > st->batch) found = st->batch;
+                for (int64_t i = 0; i < found; i++) batch[i] = (int32_t)st->scratch[i];
+                F(f, BN) = found;
+                F(f, BJ) = 0;
             }
-            if (p < 0) break;
-            int64_t c = mem[base + p];
+            int64_t p = batch[F(f, BJ)], c = mem[base + p], v = mo[c];
             if (st->nfl - reg[FL_TOP] < S || st->nmem - reg[MEM_TOP] < m + 2 * S + 4 ||
                 d + 1 > st->nframes || st->nnb - reg[NB_TOP] < st->nbr_ptr[c + 1] - st->nbr_ptr[c])
                 return GROW;
+            F(f, BJ) += 1;
             F(f, CV) = v;
             F(f, CP) = p;
             int64_t off = v;
@@ -400,7 +425,7 @@ static int run(State *st) {
 
 /* ---- the Python binding: every array through the buffer protocol ---- */
 
-#define N_ARRAYS 26
+#define N_ARRAYS 28
 
 static PyObject *search(PyObject *self, PyObject *args) {
     (void)self;
@@ -410,17 +435,17 @@ static PyObject *search(PyObject *self, PyObject *args) {
     memset(b, 0, sizeof(b));
     /* size, align, fixed, sec_lo, sec_hi, keys, heur, nbr_ptr, nbr_idx, fl_ptr, fl_mem, H,
      * maxmo, any_fixed, unit_align, placed, mo, eff, total, cut, floor, sol, reg, frames,
-     * nb_idx, nb_old, fl_idx, fl_old, mem, wide */
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*Ly*ppw*w*w*w*w*w*w*w*w*w*w*w*w*w*p",
+     * nb_idx, nb_old, fl_idx, fl_old, mem, cand, scratch, wide */
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*Ly*ppw*w*w*w*w*w*w*w*w*w*w*w*w*w*w*w*p",
                           &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9],
                           &b[10], &H, &b[11], &any_fixed, &unit_align, &b[12], &b[13], &b[14],
                           &b[15], &b[16], &b[17], &b[18], &b[19], &b[20], &b[21], &b[22],
-                          &b[23], &b[24], &b[25], &wide))
+                          &b[23], &b[24], &b[25], &b[26], &b[27], &wide))
         return NULL;
     /* item sizes, in argument order (the old values' by `wide`) */
     const Py_ssize_t v = wide ? 8 : 4;
     const Py_ssize_t item[N_ARRAYS] = {8, 8, 8, 8, 8, 8, 8, 8, 4, 8, 4, 8, 1, 8, 8, 8, 8, 8, 8,
-                                       8, 8, 4, v, 4, v, 8};
+                                       8, 8, 4, v, 4, v, 8, 4, 8};
     State st;
     int bad = 0;
     for (int i = 0; i < N_ARRAYS; i++)
@@ -434,7 +459,8 @@ static PyObject *search(PyObject *self, PyObject *args) {
         b[7].len / 8 != st.n + 1 || b[9].len / 8 != st.S + 1 || b[11].len / 8 != st.n ||
         b[18].len / 8 != st.n || b[17].len / 8 != st.S || b[16].len / 8 < st.S ||
         b[19].len / 8 != (Py_ssize_t)REGISTERS || b[20].len % (8 * FRAME) != 0 ||
-        b[5].len / 8 != 5 * st.n || (!wide && H > INT32_MAX)) {
+        b[5].len / 8 != 5 * st.n || (!wide && H > INT32_MAX) || b[27].len / 8 < 2 * st.n ||
+        b[26].len / 4 < BATCH * (b[20].len / (8 * FRAME))) {
         for (int i = 0; i < N_ARRAYS; i++) PyBuffer_Release(&b[i]);
         PyErr_SetString(PyExc_ValueError, "dfs kernel: arrays of the wrong type or length");
         return NULL;
@@ -446,11 +472,12 @@ static PyObject *search(PyObject *self, PyObject *args) {
     st.placed = b[12].buf; st.mo = b[13].buf; st.eff = b[14].buf; st.total = b[15].buf;
     st.cut = b[16].buf; st.floor = b[17].buf; st.sol = b[18].buf; st.reg = b[19].buf;
     st.frames = b[20].buf; st.nb_idx = b[21].buf; st.nb_old = b[22].buf; st.fl_idx = b[23].buf;
-    st.fl_old = b[24].buf; st.mem = b[25].buf;
+    st.fl_old = b[24].buf; st.mem = b[25].buf; st.cand = b[26].buf; st.scratch = b[27].buf;
     st.nframes = b[20].len / (8 * FRAME);
     st.nnb = b[21].len / 4 < b[22].len / v ? b[21].len / 4 : b[22].len / v;
     st.nfl = b[23].len / 4 < b[24].len / v ? b[23].len / 4 : b[24].len / v;
     st.nmem = b[25].len / 8;
+    st.batch = BATCH;
     int code;
     Py_BEGIN_ALLOW_THREADS
     code = run(&st);

@@ -68,6 +68,9 @@ CHUNK_NODES = 64
 CHUNK_SECONDS = 0.005
 CHUNK_MOST = 1 << 16
 ROOM = 4  # the compiled loop's stacks at first, in blocks (or sections); grown when it asks
+# The candidates a frame keeps in order; after them, a scan of the node's blocks finds the next
+# (as _dfs.c's BATCH).
+BATCH = 32
 DFS_NODES_PER_SECOND = 4000  # a conservative rate on this kind of machine: nodes as seconds
 KEY_CODES = {"W": 0, "A": 1, "Z": 2, "L": 3, "T": 4}  # rows of _Search.keys; T: computed
 # The compiled loop's interface, as cpplan/exact/_dfs.c lays it out: what a call returns, its
@@ -77,7 +80,7 @@ NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, MEM_TOP = range(7)
 REGISTERS = 7
 KIND, MEMTOP = 0, 1
 PPTS, PNP, PCNT, PBUF, PI, PEND = range(17, 23)
-FRAME = 23
+FRAME = 25
 PARTS_FRAME = 1
 
 
@@ -260,6 +263,8 @@ class _Search:
         self.fl_idx = np.zeros(ROOM * S + 1, np.int32)
         self.fl_old = np.zeros(len(self.fl_idx), self.value_type)
         self.mem = np.zeros(ROOM * (n + S) + 1, np.int64)
+        self.cand = np.zeros(len(self.frames) * BATCH, np.int32)  # (BATCH a frame)
+        self.scratch = np.zeros(2 * n + 1, np.int64)  # (the candidates of one node, sorted)
 
     # -- driver -------------------------------------------------------------------------------
 
@@ -321,7 +326,7 @@ class _Search:
                     heur, self.nbr_ptr, self.nbr_idx, self.fl_ptr, self.fl_mem, self.H,
                     self.maxmo, self.any_fixed, self.unit_align, placed, mo, eff, total, cut,
                     floor, self.sol, reg, self.frames, self.nb_idx, self.nb_old, self.fl_idx,
-                    self.fl_old, self.mem, self.wide)
+                    self.fl_old, self.mem, self.cand, self.scratch, self.wide)
                 if code == GROW:
                     self._grow(reg)
                     continue
@@ -395,6 +400,10 @@ class _Search:
         self.fl_old = grown(self.fl_old, fl, len(self.fl_idx) - fl)
         self.mem = grown(self.mem, int(reg[MEM_TOP]), 2 * self.n + 2 * self.S + 4)
         self.frames = grown(self.frames, int(reg[DEPTH]), 2)
+        if len(self.cand) < len(self.frames) * BATCH:  # (BATCH a frame, at the same places)
+            cand = np.zeros(len(self.frames) * BATCH, np.int32)
+            cand[:len(self.cand)] = self.cand
+            self.cand = cand
         if sum(len(a) for a in (self.nb_idx, self.fl_idx, self.mem, self.frames)) \
                 == before:  # (the kernel would ask again, for ever)
             raise RuntimeError("dfs: the compiled search asked for room it has")
