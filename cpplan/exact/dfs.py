@@ -71,7 +71,9 @@ ROOM = 4  # the compiled loop's stacks at first, in blocks (or sections); grown 
 # The candidates a frame keeps in order; after them, a scan of the node's blocks finds the next
 # (as _dfs.c's BATCH).
 BATCH = 32
-DFS_NODES_PER_SECOND = 4000  # a conservative rate on this kind of machine: nodes as seconds
+DFS_NODES_PER_SECOND = 20_000  # nodes as seconds, deterministic mode: under the least rate on the
+# challenging set (python benchmarks/dfs.py prints it), above the heaviest nodes' (windows of
+# long-lived blocks at thousands a second)
 KEY_CODES = {"W": 0, "A": 1, "Z": 2, "L": 3, "T": 4}  # rows of _Search.keys; T: computed
 # The compiled loop's interface, as cpplan/exact/_dfs.c lays it out: what a call returns, its
 # registers, the columns of a frame that the driver fills for the root.
