@@ -187,6 +187,18 @@ static void open_search(State *st, int64_t g, int64_t memtop, int64_t base, int6
     F(g, CUTDEC) = 0;
 }
 
+static void open_parts(State *st, int64_t g, int64_t pts, int64_t nparts, int64_t cnt,
+                       int64_t buf, int64_t end) {
+    F(g, KIND) = PARTS_FRAME;
+    F(g, MEMTOP) = pts;
+    F(g, PPTS) = pts;
+    F(g, PNP) = nparts;
+    F(g, PCNT) = cnt;
+    F(g, PBUF) = buf;
+    F(g, PI) = 0;
+    F(g, PEND) = end;
+}
+
 static int64_t part_of(const int64_t *points, int64_t nparts, int64_t s) {
     /* the part whose sections [points[i], points[i + 1]) hold section s */
     int64_t lo = 0, hi = nparts;
@@ -398,14 +410,7 @@ static int run(State *st) {
                     /* (filling advanced each count to its part's end: shift them back) */
                     for (int64_t t = nparts; t > 0; t--) mem[cnt + t] = mem[cnt + t - 1];
                     mem[cnt] = 0;
-                    F(d, KIND) = PARTS_FRAME;
-                    F(d, MEMTOP) = pts;
-                    F(d, PPTS) = pts;
-                    F(d, PNP) = nparts;
-                    F(d, PCNT) = cnt;
-                    F(d, PBUF) = buf;
-                    F(d, PI) = 0;
-                    F(d, PEND) = buf + mem[cnt + nparts];
+                    open_parts(st, d, pts, nparts, cnt, buf, buf + mem[cnt + nparts]);
                     reg[MEM_TOP] = F(d, PEND);
                 }
                 reg[DEPTH] = d + 1;
