@@ -30,7 +30,8 @@
 #include <string.h>
 
 enum { INFEASIBLE = 0, FEASIBLE = 1, LIMIT = 2, PAUSE = 3, GROW = 4, NO_MEMORY = 5 };
-/* Registers: the round's nodes left, this call's nodes left, the stack's depth, the value a
+/* Registers: the round's nodes left, this call's nodes left, the stack's depth (-1 before the
+ * root is built: a round's first call sets it to -1, with RET -1), the value a
  * frame returned to its parent (-1: none yet), the tops of the three stacks. */
 enum { NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, MEM_TOP, REGISTERS };
 /* Frame columns. Both kinds: KIND, MEMTOP (the mem stack's top before the frame's data).
@@ -187,18 +188,6 @@ static void open_search(State *st, int64_t g, int64_t memtop, int64_t base, int6
     F(g, CUTDEC) = 0;
 }
 
-static void open_parts(State *st, int64_t g, int64_t pts, int64_t nparts, int64_t cnt,
-                       int64_t buf, int64_t end) {
-    F(g, KIND) = PARTS_FRAME;
-    F(g, MEMTOP) = pts;
-    F(g, PPTS) = pts;
-    F(g, PNP) = nparts;
-    F(g, PCNT) = cnt;
-    F(g, PBUF) = buf;
-    F(g, PI) = 0;
-    F(g, PEND) = end;
-}
-
 static int64_t part_of(const int64_t *points, int64_t nparts, int64_t s) {
     /* the part whose sections [points[i], points[i + 1]) hold section s */
     int64_t lo = 0, hi = nparts;
@@ -209,6 +198,39 @@ static int64_t part_of(const int64_t *points, int64_t nparts, int64_t s) {
     return lo;
 }
 
+/* Pushes frame g: the parts of the unplaced blocks of mem[base..base+m), split at the section
+ * boundaries mem[pts..pts+nparts] (no unplaced block spans one), each part's blocks in their
+ * order in mem, after the boundaries and the parts' starts; the mem stack's top goes above. */
+static void open_parts(State *st, int64_t g, int64_t base, int64_t m, int64_t pts,
+                       int64_t nparts) {
+    int64_t *mem = st->mem;
+    int64_t cnt = pts + nparts + 1, buf = cnt + nparts + 1;
+    for (int64_t t = cnt; t < buf; t++) mem[t] = 0;
+    for (int64_t q = 0; q < m; q++) {
+        int64_t b = mem[base + q];
+        if (!st->placed[b]) mem[cnt + part_of(mem + pts, nparts, st->sec_lo[b]) + 1]++;
+    }
+    for (int64_t t = 0; t < nparts; t++) mem[cnt + t + 1] += mem[cnt + t];
+    for (int64_t q = 0; q < m; q++) {
+        int64_t b = mem[base + q];
+        if (st->placed[b]) continue;
+        int64_t part = part_of(mem + pts, nparts, st->sec_lo[b]);
+        mem[buf + mem[cnt + part]++] = b;
+    }
+    /* (filling advanced each count to its part's end: shift them back) */
+    for (int64_t t = nparts; t > 0; t--) mem[cnt + t] = mem[cnt + t - 1];
+    mem[cnt] = 0;
+    F(g, KIND) = PARTS_FRAME;
+    F(g, MEMTOP) = pts;
+    F(g, PPTS) = pts;
+    F(g, PNP) = nparts;
+    F(g, PCNT) = cnt;
+    F(g, PBUF) = buf;
+    F(g, PI) = 0;
+    F(g, PEND) = buf + mem[cnt + nparts];
+    st->reg[MEM_TOP] = F(g, PEND);
+}
+
 static int run(State *st) {
     int64_t *reg = st->reg, *mem = st->mem, *mo = st->mo, *eff = st->eff, *total = st->total;
     int64_t *floor_ = st->floor, *cut = st->cut;
@@ -216,6 +238,21 @@ static int run(State *st) {
     const int64_t H = st->H, S = st->S, n = st->n;
     for (;;) {
         int64_t d = reg[DEPTH];
+        if (d < 0) {
+            /* The root (a round begins with depth -1): every block, in the parts no block
+             * spans between (boundaries where no block is live in both sections). */
+            if (st->nmem < 2 * n + 2 * S + 4 || st->nframes < 1) return GROW;
+            for (int64_t b = 0; b < n; b++) mem[b] = b;
+            int64_t pts = n, nparts = 1;
+            mem[pts] = 0;
+            for (int64_t s = 0; s < S - 1; s++)
+                if (cut[s] == 0) mem[pts + nparts++] = s + 1;
+            mem[pts + nparts] = S;
+            open_parts(st, 0, 0, n, pts, nparts);
+            reg[DEPTH] = 1;
+            reg[RET] = -1;
+            continue;
+        }
         if (d == 0) return reg[RET] == 1 ? FEASIBLE : INFEASIBLE;
         int64_t f = d - 1;
         int64_t ret = reg[RET];
@@ -394,24 +431,7 @@ static int run(State *st) {
                     for (int64_t s = lo; s < hi - 1; s++)
                         if (cut[s] == 0) mem[pts + i++] = s + 1;
                     mem[pts + nparts] = sb;
-                    int64_t cnt = pts + nparts + 1, buf = cnt + nparts + 1;
-                    for (int64_t t = cnt; t < buf; t++) mem[t] = 0;
-                    for (int64_t q = 0; q < m; q++) {
-                        int64_t b = mem[base + q];
-                        if (!placed[b]) mem[cnt + part_of(mem + pts, nparts, st->sec_lo[b]) + 1]++;
-                    }
-                    for (int64_t t = 0; t < nparts; t++) mem[cnt + t + 1] += mem[cnt + t];
-                    for (int64_t q = 0; q < m; q++) {
-                        int64_t b = mem[base + q];
-                        if (placed[b]) continue;
-                        int64_t part = part_of(mem + pts, nparts, st->sec_lo[b]);
-                        mem[buf + mem[cnt + part]++] = b;
-                    }
-                    /* (filling advanced each count to its part's end: shift them back) */
-                    for (int64_t t = nparts; t > 0; t--) mem[cnt + t] = mem[cnt + t - 1];
-                    mem[cnt] = 0;
-                    open_parts(st, d, pts, nparts, cnt, buf, buf + mem[cnt + nparts]);
-                    reg[MEM_TOP] = F(d, PEND);
+                    open_parts(st, d, base, m, pts, nparts);
                 }
                 reg[DEPTH] = d + 1;
                 pushed = 1;

@@ -76,14 +76,11 @@ DFS_NODES_PER_SECOND = 20_000  # nodes as seconds, deterministic mode: under the
 # long-lived blocks at thousands a second)
 KEY_CODES = {"W": 0, "A": 1, "Z": 2, "L": 3, "T": 4}  # rows of _Search.keys; T: computed
 # The compiled loop's interface, as cpplan/exact/_dfs.c lays it out: what a call returns, its
-# registers, the columns of a frame that the driver fills for the root.
+# registers, the columns of a frame.
 INFEASIBLE, FEASIBLE, LIMIT, PAUSE, GROW = range(5)
 NODES, CHUNK, DEPTH, RET, NB_TOP, FL_TOP, MEM_TOP = range(7)
 REGISTERS = 7
-KIND, MEMTOP = 0, 1
-PPTS, PNP, PCNT, PBUF, PI, PEND = range(17, 23)
 FRAME = 25
-PARTS_FRAME = 1
 
 
 def fit(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
@@ -260,10 +257,10 @@ class _Search:
         # Old minimum offsets and floors, for the undo: in 32 bits where H fits (the stacks
         # hold a record per block raised down a path: O(n^2) on windows of long-lived blocks).
         self.wide = H >= 2**31
-        self.value_type = np.int64 if self.wide else np.int32
-        self.nb_old = np.zeros(len(self.nb_idx), self.value_type)
+        value_type = np.int64 if self.wide else np.int32
+        self.nb_old = np.zeros(len(self.nb_idx), value_type)
         self.fl_idx = np.zeros(ROOM * S + 1, np.int32)
-        self.fl_old = np.zeros(len(self.fl_idx), self.value_type)
+        self.fl_old = np.zeros(len(self.fl_idx), value_type)
         self.mem = np.zeros(ROOM * (n + S) + 1, np.int64)
         self.cand = np.zeros(len(self.frames) * BATCH, np.int32)  # (BATCH a frame)
         self.scratch = np.zeros(2 * n + 1, np.int64)  # (the candidates of one node, sorted)
@@ -315,7 +312,7 @@ class _Search:
         heur = np.array([KEY_CODES[ch] for ch in heuristic], np.int64)
         reg = np.zeros(REGISTERS, np.int64)
         reg[NODES] = limit
-        self._root(reg)
+        reg[DEPTH] = reg[RET] = -1  # (the kernel builds the root)
         try:
             while True:
                 if self.node_budget is not None:
@@ -358,33 +355,6 @@ class _Search:
                 self.total_nodes + self._used(limit, reg) > self.node_budget:
             return "node budget"
         return ""
-
-    def _root(self, reg: np.ndarray) -> None:
-        """Puts the root on the stack: a decomposition into the parts no block spans between
-        (their boundaries, where no block is live in both sections, and their blocks)."""
-        zeros = np.flatnonzero(self.cut0[:max(self.S - 1, 0)] == 0) + 1
-        points = np.array([0, *zeros.tolist(), self.S], np.int64)
-        nparts = len(points) - 1
-        part = np.searchsorted(points, self.sec_lo, "right") - 1
-        order = np.argsort(part, kind="stable")
-        counts = np.bincount(part, minlength=nparts)
-        cnt = np.concatenate(([0], np.cumsum(counts)))
-        mem = self.mem
-        pts, c0 = 0, nparts + 1
-        buf = c0 + nparts + 1
-        if len(mem) < buf + self.n:
-            self.mem = mem = np.zeros(2 * (buf + self.n) + 4 * self.S, np.int64)
-        mem[pts:c0] = points
-        mem[c0:buf] = cnt
-        mem[buf:buf + self.n] = order
-        f = self.frames[0]
-        f[:] = 0
-        f[KIND] = PARTS_FRAME
-        f[PPTS], f[PNP], f[PCNT], f[PBUF] = pts, nparts, c0, buf
-        f[PEND] = buf + self.n
-        reg[DEPTH] = 1
-        reg[RET] = -1
-        reg[MEM_TOP] = buf + self.n
 
     def _grow(self, reg: np.ndarray) -> None:
         """Doubles every stack with less room left than one step of the kernel may take."""
