@@ -44,7 +44,9 @@ what the local search needs (re-place a suffix of the order).
 
 For tens of thousands of blocks the ``tree`` index (:mod:`cpplan.planners.occupancy`) keeps,
 per pool, the merged byte runs of the placed pieces in a segment tree over buckets of time, and
-a query returns a few hundred runs however many blocks are placed.
+a query returns a few hundred runs however many blocks are placed. That index and its placement
+loop run in C (the same choices: the tests check it against the tiers), a stretch of the order
+at a time between two looks at the clock.
 
 This is the classic interval-stabbing idea (bucketing intervals by length to turn stabbing into
 range queries, as in the "length-class" filters of interval joins); XLA's heap simulator solves
@@ -54,14 +56,12 @@ and MiniMalloc (google/minimalloc, ``src/solver.cc``) with per-section offset bo
 
 from __future__ import annotations
 
-from array import array
-
 import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import tick
 from ..errors import CapacityError
-from .occupancy import Buckets, OccupancyTree
+from .occupancy import tree_index
 
 __all__ = ["Placer", "PieceIndex", "MODES", "capacity_error", "choose", "choose_shifted",
            "choose_small"]
@@ -74,6 +74,8 @@ TREE_FROM = 3000  # blocks; below this the static index is faster
 # Piece ends per time bucket of the tree index: fewer levels to walk against more partial
 # pieces to scan; 48 to 128 are alike and 16 is 5-10 % slower (Y_1, S_1, pangu_2.6B).
 PER_BUCKET = 64
+# Blocks placed in C between two looks at the clock: about a millisecond on Y_1.
+STRETCH = 128
 _NUMPY_FROM = 160  # intervals in lists; below this the plain Python chooser is faster
 _TINY = 8  # intervals in an array; up to this the plain Python chooser is faster
 
@@ -100,16 +102,17 @@ class Placer:
         self.index = index
         npieces = len(blocks.piece_start)
         self._piece_block = np.repeat(np.arange(n, dtype=np.int64), np.diff(blocks.piece_ptr))
-        # Placement state per piece (Python lists: cheap to update one by one).
-        self._ppool = [-1] * npieces
-        self._palo = [0] * npieces
-        self._pahi = [0] * npieces
+        # Placement state: pool and offset per block, pool and absolute bytes per piece (the
+        # tree index writes these arrays in place: they are never rebound).
+        self.pool_of = np.full(n, -1, np.int64)
+        self.offset = np.zeros(n, np.int64)
+        self._ppool = np.full(npieces, -1, np.int64)
+        self._palo = np.zeros(npieces, np.int64)
+        self._pahi = np.zeros(npieces, np.int64)
         self._ps = blocks.piece_start.tolist()
         self._pe = blocks.piece_end.tolist()
         self._plo = blocks.piece_lo.tolist()
         self._phi = blocks.piece_hi.tolist()
-        self.pool_of = np.full(n, -1, np.int64)
-        self.offset = np.zeros(n, np.int64)
         self._start = blocks.start.tolist()
         self._end = blocks.end.tolist()
         self._size = blocks.size.tolist()
@@ -121,35 +124,24 @@ class Placer:
         self._balign = blocks.alignment.tolist()
         if index == "tiers":
             self._tiers = PieceIndex(blocks)
-            self._np_pool = np.full(npieces, -1, np.int64)
-            self._np_alo = np.zeros(npieces, np.int64)
-            self._np_ahi = np.zeros(npieces, np.int64)
         else:
-            self._buckets = Buckets(blocks, per_bucket)
-            self._trees: dict[int, OccupancyTree] = {}
-            self._stale = False
+            self._occ = tree_index(blocks, per_bucket, np.asarray(self._cap, np.int64),
+                                   self.pool_of, self.offset, self._ppool, self._palo,
+                                   self._pahi)
 
     # -- state ---------------------------------------------------------------------------------
     def snapshot(self) -> tuple:
         """The placement state, to :meth:`restore` later."""
-        extra: tuple[np.ndarray, ...] = ()
-        if self.index == "tiers":
-            extra = (self._np_pool.copy(), self._np_alo.copy(), self._np_ahi.copy())
-        return (self.pool_of.copy(), self.offset.copy(), list(self._ppool), list(self._palo),
-                list(self._pahi), extra)
+        return (self.pool_of.copy(), self.offset.copy(), self._ppool.copy(), self._palo.copy(),
+                self._pahi.copy())
 
     def restore(self, state: tuple) -> None:
         """Go back to a :meth:`snapshot` of this placer."""
-        pool_of, offset, ppool, palo, pahi, extra = state
-        self.pool_of[:] = pool_of
-        self.offset[:] = offset
-        self._ppool[:] = ppool
-        self._palo[:] = palo
-        self._pahi[:] = pahi
-        if self.index == "tiers":
-            self._np_pool[:], self._np_alo[:], self._np_ahi[:] = extra
-        else:
-            self._stale = True
+        for mine, saved in zip((self.pool_of, self.offset, self._ppool, self._palo, self._pahi),
+                               state, strict=True):
+            mine[:] = saved
+        if self.index == "tree":
+            self._occ.invalidate()
 
     def clear(self) -> None:
         """Take every block out."""
@@ -161,13 +153,9 @@ class Placer:
         if not len(which):
             return
         self.pool_of[which] = -1
-        pieces = np.nonzero(np.isin(self._piece_block, which))[0].tolist()
-        for q in pieces:
-            self._ppool[q] = -1
-        if self.index == "tiers":
-            self._np_pool[pieces] = -1
-        else:
-            self._stale = True  # the occupancy tree only grows: rebuild it on next use
+        self._ppool[np.isin(self._piece_block, which)] = -1
+        if self.index == "tree":
+            self._occ.invalidate()  # the occupancy tree only grows: rebuilt on next use
 
     def put(self, i: int, pool: int, offset: int) -> None:
         """Record block ``i`` at ``offset`` in ``pool``, unchecked: for callers that choose
@@ -176,30 +164,15 @@ class Placer:
         self._commit(i, pool, offset)
 
     def _commit(self, i: int, pool: int, off: int) -> None:
+        if self.index == "tree":
+            self._occ.put(i, pool, off)
+            return
         self.pool_of[i] = pool
         self.offset[i] = off
         a, b = self._pptr[i], self._pptr[i + 1]
-        tiers = self.index == "tiers"
-        for q in range(a, b):
-            lo, hi = self._plo[q] + off, self._phi[q] + off
-            self._ppool[q], self._palo[q], self._pahi[q] = pool, lo, hi
-            if tiers:
-                self._np_pool[q], self._np_alo[q], self._np_ahi[q] = pool, lo, hi
-            elif hi > lo and not self._stale:
-                self._tree(pool).add(q, self._ps[q], self._pe[q], lo, hi)
-
-    def _tree(self, pool: int) -> OccupancyTree:
-        tree = self._trees.get(pool)
-        if tree is None:
-            tree = self._trees[pool] = OccupancyTree(self._buckets)
-        return tree
-
-    def _rebuild(self) -> None:
-        self._trees = {}
-        self._stale = False
-        for q, pool in enumerate(self._ppool):
-            if pool >= 0 and self._pahi[q] > self._palo[q]:
-                self._tree(pool).add(q, self._ps[q], self._pe[q], self._palo[q], self._pahi[q])
+        self._ppool[a:b] = pool
+        self._palo[a:b] = self.blocks.piece_lo[a:b] + off
+        self._pahi[a:b] = self.blocks.piece_hi[a:b] + off
 
     def heights(self) -> np.ndarray:
         """Scaled height of each pool over the placed blocks."""
@@ -225,24 +198,12 @@ class Placer:
         (possibly overlapping one another; their union is what counts)."""
         if self.index == "tiers":
             ids = self._tiers.overlapping(s, e)
-            ids = ids[self._np_pool[ids] == pool]
+            ids = ids[self._ppool[ids] == pool]
             if len(ids) > _NUMPY_FROM:
-                return self._np_alo[ids], self._np_ahi[ids]
-            return self._np_alo[ids].tolist(), self._np_ahi[ids].tolist()
-        pairs = self._runs(pool, s, e)
+                return self._palo[ids], self._pahi[ids]
+            return self._palo[ids].tolist(), self._pahi[ids].tolist()
+        pairs = np.frombuffer(self._occ.occupied(pool, s, e), np.int64).reshape(-1, 2)
         return pairs[:, 0], pairs[:, 1]
-
-    def _runs(self, pool: int, s: int, e: int) -> np.ndarray:
-        """:meth:`occupied` under the tree index, as rows ``(lo, hi)``."""
-        if self._stale:
-            self._rebuild()
-        tree = self._trees.get(pool)
-        if tree is None:
-            return _NO_RUNS
-        out = array("q")
-        tree.query(s, e, out)
-        # A view of the joined runs (no copy, no conversion): nothing appends to them again.
-        return np.frombuffer(out, np.int64).reshape(-1, 2)
 
     def _forbidden(self, i: int, pool: int) -> tuple[Ints, Ints, int, int]:
         """Forbidden offset intervals for block ``i`` in ``pool``, as ``(lows, highs, dlo,
@@ -279,12 +240,11 @@ class Placer:
 
     def find_offset(self, i: int, pool: int, mode: str) -> int:
         """Offset for block ``i`` in ``pool`` by ``mode`` (``best`` or ``first``), or -1."""
+        if self.index == "tree":
+            return self._occ.find_offset(i, pool, mode == "first")
         top = self._cap[pool] - self._size[i]  # highest allowed offset
         if top < 0:
             return -1
-        a = self._pptr[i]
-        if self.index == "tree" and self._pptr[i + 1] - a == 1 and self._phi[a] > self._plo[a]:
-            return self._find_one_piece(i, pool, mode, top)
         flo, fhi, dlo, dhi = self._forbidden(i, pool)
         n = len(flo)
         if isinstance(flo, np.ndarray) and isinstance(fhi, np.ndarray):  # (both, or neither)
@@ -297,22 +257,10 @@ class Placer:
         return _choose_sorted(np.sort(flo), np.sort(fhi), top, self.alignment(i, pool), mode,
                               dlo, dhi)
 
-    def _find_one_piece(self, i: int, pool: int, mode: str, top: int) -> int:
-        """:meth:`find_offset` of a block of one piece that takes bytes, under the tree index
-        (the common case of large problems): the same choice, with the lows and the highs of
-        the runs around it copied out and sorted in one call."""
-        q = self._pptr[i]
-        lo, hi = self._plo[q], self._phi[q]
-        pairs = self._runs(pool, self._ps[q], self._pe[q])
-        if len(pairs) <= _TINY:
-            return choose_small(pairs[:, 0].tolist(), pairs[:, 1].tolist(), top,
-                                self.alignment(i, pool), mode, hi - 1, lo)
-        both = pairs.T.copy()  # row 0 the lows, row 1 the highs
-        both.sort(axis=1)
-        return _choose_sorted(both[0], both[1], top, self.alignment(i, pool), mode, hi - 1, lo)
-
     def fixed_fits(self, i: int, pool: int, off: int) -> bool:
         """Whether block ``i`` can sit at ``off`` in ``pool`` (capacity and collisions)."""
+        if self.index == "tree":
+            return self._occ.fixed_fits(i, pool, off)
         if off + self._size[i] > self._cap[pool]:
             return False
         flo, fhi, dlo, dhi = self._forbidden(i, pool)
@@ -326,6 +274,8 @@ class Placer:
         Reports one placement to the active time budget (:func:`cpplan.deadline.tick`), which
         raises :class:`cpplan.deadline.OutOfTime` once it has expired."""
         tick()
+        if self.index == "tree":
+            return self._occ.place_one(i, mode == "first")
         fixed = self._fixed[i]
         for pool in self._pools[i]:
             if fixed >= 0:
@@ -355,6 +305,15 @@ class Placer:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
         pool_of = self.pool_of
+        if self.index == "tree":
+            todo = np.ascontiguousarray(order, np.int64)
+            for k in range(0, len(todo), STRETCH):
+                stop = min(k + STRETCH, len(todo))
+                tick(int((pool_of[todo[k:stop]] < 0).sum()))
+                got = self._occ.place(todo, k, stop, mode == "first")
+                if got < stop:
+                    raise self.failure(int(todo[got]), planner)
+            return
         for i in np.asarray(order, np.int64).tolist():
             if pool_of[i] < 0 and not self.place(i, mode):
                 raise self.failure(i, planner)
@@ -534,4 +493,3 @@ class PieceIndex:
 
 
 _EMPTY = np.zeros(0, np.int64)
-_NO_RUNS = np.zeros((0, 2), np.int64)

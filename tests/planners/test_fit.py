@@ -17,6 +17,7 @@ from cpplan.planners import get, names
 from cpplan.planners.fit import ORDERS, conflicts, order_blocks, peak_order
 from cpplan.planners.placer import Placer, choose, choose_shifted, choose_small
 from cpplan.problem import Alias, Buffer, Pool, Problem
+from cpplan.random_problems import random_problem
 from tests.shared import benchmark
 from tests.strategies import problems, round_up
 
@@ -196,11 +197,11 @@ def reference(problem: Problem, order_name: str, mode: str) -> list[tuple[int, i
 
 
 @given(problems(max_buffers=10, aliases=False), st.sampled_from(ORDERS),
-       st.sampled_from(["best", "first"]))
-def test_fit_matches_the_reference(problem, order_name, mode):
+       st.sampled_from(["best", "first"]), st.sampled_from(["tiers", "tree"]))
+def test_fit_matches_the_reference(problem, order_name, mode, index):
     want = reference(problem, order_name, mode)
     b = make_blocks(problem)
-    placer = Placer(b)
+    placer = Placer(b, index)
     try:
         placer.place_fixed()
         placer.place_order(order_blocks(b, order_name), mode)
@@ -289,3 +290,16 @@ def test_best_fit_on_a_real_network():
     plan = get("best-fit")(problem, order="size")
     assert check(problem, plan) == []
     assert plan.objective <= 1.001 * plan.lower_bound
+
+
+@pytest.mark.parametrize("aligned", [False, True])
+@pytest.mark.parametrize("mode", ["best", "first"])
+def test_the_tree_index_in_c_places_a_large_problem_as_the_tiers_do(aligned, mode):
+    # Thousands of blocks: many buckets and deep trees, run lists merged across nodes.
+    b = make_blocks(random_problem(1500, seed=3, aligned=aligned))
+    got = []
+    for index in ("tiers", "tree"):
+        placer = Placer(b, index)
+        placer.place_order(order_blocks(b, "size"), mode)
+        got.append((placer.pool_of.tolist(), placer.offset.tolist()))
+    assert got[0] == got[1]
