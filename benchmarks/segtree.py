@@ -1,16 +1,19 @@
 """The one exception to cpplan's shared segment trees (:mod:`cpplan.segtree`), measured: the
-placer's occupancy tree inlines the walk of :func:`cpplan.segtree.canonical_nodes` in ``add``
-and ``query`` instead of calling it.
+placer's occupancy tree and its placement loop are written in C
+(``cpplan/planners/_occupancy.c``).
 
-Times ``best-fit`` (in-process, on an already-read problem, as ``benchmarks/fit_speed.py``)
-with the occupancy tree as it is and with a variant that calls the shared walk, alternating,
-and prints the median of each and their ratio (the heights must agree). Default instance:
-idealloc's Y_1 (62185 buffers), else a perfect packing of 10000 buffers.
+Times best-fit's placement in size order with :class:`cpplan.planners.placer.Placer` and with
+the same rule computed in numpy without a tree: the placed pieces that share a moment with the
+block come from the static :class:`cpplan.planners.placer.PieceIndex`, and the offset from
+:func:`cpplan.planners.placer.choose_shifted` (cpplan's placer before the tree, for a few
+thousand blocks). Both on the same blocks, alternating; prints the median of each and their
+ratio, and exits 1 when the two heights differ. Instances: random schedules of 1000 and 3000
+buffers, a perfect packing of 10000, and idealloc's Y_1 (62185 buffers) where the public sets
+are (the numpy side takes about 12 s a run there).
 
-    python benchmarks/segtree.py [FILE] [--repeat 5]
+    python benchmarks/segtree.py [--repeat 3]
 
-Prints each round as it ends (the two variants alternate), then the medians. Exits 1 when the two
-variants' heights differ. Takes about 50 s on this 2-core machine with the defaults.
+Takes about a minute on this 2-core machine with the defaults.
 """
 
 from __future__ import annotations
@@ -20,120 +23,78 @@ import statistics
 import subprocess
 import sys
 import time
-from array import array
-from pathlib import Path
 
+import numpy as np
 from shared_sets import SHARED
 
-import cpplan.planners.placer as placer
+from cpplan.blocks import Blocks, make_blocks
 from cpplan.io import read_problem
 from cpplan.perfect import perfect_packing
-from cpplan.planners import registry
-from cpplan.planners.occupancy import OccupancyTree, add_run, path_union
-from cpplan.segtree import canonical_nodes
+from cpplan.planners.fit import order_blocks
+from cpplan.planners.placer import PieceIndex, Placer, choose_shifted
+from cpplan.problem import Problem
+from cpplan.random_problems import random_problem
 
-DEFAULT = SHARED / "idealloc" / "Y_1.csv"
+
+def in_c(blocks: Blocks, order: np.ndarray) -> int:
+    placer = Placer(blocks)
+    placer.place_order(order, "best")
+    return int(placer.heights().max())
 
 
-class SharedWalk(OccupancyTree):
-    """:class:`OccupancyTree` with :func:`canonical_nodes` called, not inlined."""
-
-    def add(self, q: int, s: int, e: int, x: int, y: int) -> None:
-        b = self.buckets
-        size = self.size
-        c0, c1, f0, f1 = b.span(s, e)
-        cover, agg = self.cover, self.agg
-        for node in canonical_nodes(size, f0, f1):
-            add_run(cover, node, x, y)
-        npath = b.npath
-        a, c = c0 + size, c1 + size
-        if a != c:
-            own = npath[a]
-            for node in own[:len(own) - len(npath[a >> (a ^ c).bit_length()])]:
-                if add_run(agg, node, x, y):
-                    break
-        for node in npath[c]:
-            if add_run(agg, node, x, y):
-                break
-        piece = (s, e, x, y)
-        c = b.part_s[q]
-        if c >= 0:
-            self.part[c].append(piece)
-        c = b.part_e[q]
-        if c >= 0:
-            self.part[c].append(piece)
-
-    def query(self, s: int, e: int, out: array) -> None:
-        b = self.buckets
-        size = self.size
-        c0, c1, f0, f1 = b.span(s, e)
-        cover, agg = self.cover, self.agg
-        if f0 < f1:
-            nodes = canonical_nodes(size, f0, f1)
-            left = c0 + size if c0 < f0 else nodes[0]
-            right = c1 + size if c1 >= f1 else nodes[-1]
-            for node in nodes:
-                got = agg[node]
-                if got is not None:
-                    out += got
-                if node != left and node != right:
-                    got = cover[node]
-                    if got is not None:
-                        out += got
-        else:
-            left, right = c0 + size, c1 + size
-        for node in path_union(b.npath, left, right):
-            got = cover[node]
-            if got is not None:
-                out += got
-        part = self.part
-        if c0 < f0 or f0 >= f1:
-            for ps, pe, x, y in part[c0]:
-                if ps < e and pe > s:
-                    out.append(x)
-                    out.append(y)
-        if c1 != c0 and c1 >= f1:
-            for ps, pe, x, y in part[c1]:
-                if ps < e and pe > s:
-                    out.append(x)
-                    out.append(y)
+def in_numpy(blocks: Blocks, order: np.ndarray) -> int:
+    """Best-fit over ``order`` for blocks of one piece in one pool without capacity."""
+    index = PieceIndex(blocks)
+    lo = np.zeros(len(blocks), np.int64)
+    hi = np.zeros(len(blocks), np.int64)
+    placed = np.zeros(len(blocks), bool)
+    top = 1 << 60
+    for i in order.tolist():
+        ids = index.overlapping(int(blocks.start[i]), int(blocks.end[i]))
+        ids = ids[placed[ids]]
+        size = int(blocks.size[i])
+        off = choose_shifted(lo[ids], hi[ids], top, int(blocks.alignment[i]), "best", size - 1,
+                             0) if size else 0
+        lo[i], hi[i], placed[i] = off, off + size, True
+    return int(hi.max())
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("file", nargs="?", type=Path, default=None)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
           flush=True)
-    path = args.file or DEFAULT
-    problem = read_problem(path) if path.exists() else perfect_packing(10_000, seed=0)
-    fit = registry.get("best-fit")
-    times: dict[str, list[float]] = {"inlined": [], "shared": []}
-    heights: dict[str, set[int]] = {"inlined": set(), "shared": set()}
-    for k in range(max(args.repeat, 1)):
-        for name, tree in (("inlined", OccupancyTree), ("shared", SharedWalk)):
-            placer.OccupancyTree = tree
-            fresh = problem.replace()  # (the checker checks every run's plan again)
-            t0 = time.perf_counter()
-            plan = fit(fresh)
-            times[name].append(time.perf_counter() - t0)
-            heights[name].add(plan.objective)
-        print(f"  round {k + 1}: inlined {times['inlined'][-1]:.3f} s, shared "
-              f"{times['shared'][-1]:.3f} s", flush=True)
-    placer.OccupancyTree = OccupancyTree
-    med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{problem.name or path.name}: best-fit, {len(problem.buffers)} buffers; heights "
-          f"inlined {sorted(heights['inlined'])}, shared {sorted(heights['shared'])}")
-    for name, got in times.items():
-        print(f"  {name:8} median {med[name]:.3f} s (runs: "
-              + ", ".join(f"{t:.3f}" for t in got) + ")")
-    print(f"  shared walk / inlined: {med['shared'] / med['inlined']:.3f}")
-    if heights["inlined"] != heights["shared"]:
-        print("FAILED: the heights differ")
-        return 1
-    return 0
+    problems: list[Problem] = [random_problem(1000, seed=1), random_problem(3000, seed=1),
+                               perfect_packing(10_000, seed=0)]
+    y1 = SHARED / "idealloc" / "Y_1.csv"
+    if y1.exists():
+        problems.append(read_problem(y1))
+    else:
+        print(f"skipped Y_1: {y1} is absent")
+    failed = False
+    for problem in problems:
+        blocks = make_blocks(problem)
+        if len(blocks.piece_start) != len(blocks) or blocks.n_pools != 1:
+            print(f"{problem.name}: skipped (blocks of several pieces or pools)")
+            continue
+        order = order_blocks(blocks, "size")
+        times: dict[str, list[float]] = {"C tree": [], "numpy": []}
+        heights: dict[str, set[int]] = {"C tree": set(), "numpy": set()}
+        for _ in range(max(args.repeat, 1)):
+            for name, run in (("C tree", in_c), ("numpy", in_numpy)):
+                t0 = time.perf_counter()
+                heights[name].add(run(blocks, order))
+                times[name].append(time.perf_counter() - t0)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"{problem.name or 'problem'} ({len(blocks)} blocks): C tree {med['C tree']:.3f} s,"
+              f" numpy {med['numpy']:.3f} s, numpy / C tree {med['numpy'] / med['C tree']:.1f}; "
+              f"heights {sorted(heights['C tree'])} / {sorted(heights['numpy'])}", flush=True)
+        if heights["C tree"] != heights["numpy"]:
+            print("FAILED: the heights differ")
+            failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

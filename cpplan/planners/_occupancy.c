@@ -29,6 +29,11 @@ typedef struct {
     Py_ssize_t n, cap;
 } Vec;
 
+/* A byte run, or a forbidden interval of offsets. */
+typedef struct {
+    i64 lo, hi;
+} Run;
+
 /* A piece partial in a bucket: its moments [s, e) and bytes [x, y). */
 typedef struct {
     i64 s, e, x, y;
@@ -68,7 +73,8 @@ typedef struct {
     i64 *pool_of, *offset, *ppool, *palo, *pahi;
     Tree *trees; /* npools, each built on first use */
     int stale;   /* the state changed behind the trees' back: rebuild before the next use */
-    Vec out, tmp; /* a query's runs (lo, hi pairs), the sort's room */
+    Vec out, tmp; /* a query's runs (lo, hi pairs), the merges' room */
+    Vec starts;   /* where each sorted list of a query's runs starts (in runs) */
 } Occupancy;
 
 /* ---- growable arrays ---- */
@@ -240,9 +246,17 @@ static int tree_add(Occupancy *o, Tree *t, i64 q, i64 s, i64 e, i64 x, i64 y) {
     return 0;
 }
 
+/* Append list `src` (sorted runs) to `out`, its start to `starts` when it holds runs. */
+static int append_list(Vec *out, Vec *starts, const Vec *src) {
+    if (!src->n) return 0;
+    i64 at = out->n / 2;
+    return append(starts, &at, 1) || append(out, src->v, src->n);
+}
+
 /* Append to `out` the runs (lo, hi pairs) of every piece sharing a moment with [s, e): each
- * found, perhaps twice (OccupancyTree.query of occupancy.py). */
-static int tree_query(const Occupancy *o, const Tree *t, i64 s, i64 e, Vec *out) {
+ * found, perhaps twice. They come as lists sorted by lo, the start of each (in runs) appended
+ * to `starts`. */
+static int tree_query(const Occupancy *o, const Tree *t, i64 s, i64 e, Vec *out, Vec *starts) {
     i64 c0, c1, f0, f1, left, right;
     span(o, s, e, &c0, &c1, &f0, &f1);
     const uint8_t *need = o->need;
@@ -262,9 +276,8 @@ static int tree_query(const Occupancy *o, const Tree *t, i64 s, i64 e, Vec *out)
         right = c1 >= f1 ? c1 + o->size : (nr ? rights[0] : lefts[nl - 1]);
         for (int k = 0; k < nl + nr; k++) {
             i64 node = k < nl ? lefts[k] : rights[k - nl];
-            if (append(out, t->agg[node].v, t->agg[node].n)) return -1;
-            if (node != left && node != right &&
-                append(out, t->cover[node].v, t->cover[node].n))
+            if (append_list(out, starts, &t->agg[node])) return -1;
+            if (node != left && node != right && append_list(out, starts, &t->cover[node]))
                 return -1;
         }
     } else {
@@ -281,10 +294,11 @@ static int tree_query(const Occupancy *o, const Tree *t, i64 s, i64 e, Vec *out)
     i64 up = a >> (da - db);
     i64 lca = up >> bit_length(up ^ b);
     for (i64 v = a; v != lca; v >>= 1)
-        if (need[v] && append(out, t->cover[v].v, t->cover[v].n)) return -1;
+        if (need[v] && append_list(out, starts, &t->cover[v])) return -1;
     for (i64 v = b; v >= 1; v >>= 1)
-        if (need[v] && append(out, t->cover[v].v, t->cover[v].n)) return -1;
-    /* partial pieces of the end buckets that are not covered whole */
+        if (need[v] && append_list(out, starts, &t->cover[v])) return -1;
+    /* partial pieces of the end buckets that are not covered whole: one list, sorted here */
+    Py_ssize_t first = out->n / 2;
     if (c0 < f0 || f0 >= f1) {
         const Parts *p = &t->part[c0];
         for (Py_ssize_t k = 0; k < p->n; k++)
@@ -300,6 +314,21 @@ static int tree_query(const Occupancy *o, const Tree *t, i64 s, i64 e, Vec *out)
                 i64 xy[2] = {p->v[k].x, p->v[k].y};
                 if (append(out, xy, 2)) return -1;
             }
+    }
+    Py_ssize_t last = out->n / 2;
+    if (last > first) {
+        i64 at = first;
+        if (append(starts, &at, 1)) return -1;
+        Run *r = (Run *)out->v;
+        for (Py_ssize_t k = first + 1; k < last; k++) {
+            Run x = r[k];
+            Py_ssize_t j = k;
+            while (j > first && r[j - 1].lo > x.lo) {
+                r[j] = r[j - 1];
+                j--;
+            }
+            r[j] = x;
+        }
     }
     return 0;
 }
@@ -321,10 +350,46 @@ static int rebuild(Occupancy *o) {
 
 /* ---- the choice ---- */
 
-/* A byte run, or a forbidden interval of offsets. */
-typedef struct {
-    i64 lo, hi;
-} Run;
+/* Merge the runs of src[i, ie) and src[j, je) (each sorted by lo) into dst from w on, as
+ * disjoint runs (overlapping or touching ones joined); the new end of dst. */
+static Py_ssize_t merge_union(const Run *src, Py_ssize_t i, Py_ssize_t ie, Py_ssize_t j,
+                              Py_ssize_t je, Run *dst, Py_ssize_t w) {
+    Py_ssize_t w0 = w;
+    while (i < ie || j < je) {
+        Run r = (j >= je || (i < ie && src[i].lo <= src[j].lo)) ? src[i++] : src[j++];
+        if (w > w0 && r.lo <= dst[w - 1].hi) {
+            if (r.hi > dst[w - 1].hi) dst[w - 1].hi = r.hi;
+        } else {
+            dst[w++] = r;
+        }
+    }
+    return w;
+}
+
+/* The union of the k lists of runs a[st[m], st[m + 1]) (st[k] = n; each sorted by lo), as
+ * disjoint runs sorted by lo in a[0, count): the count. Lists are merged two by two, level by
+ * level, each merge joining what overlaps: a query's few hundred runs are a hundred or so once
+ * joined, so the levels shrink as they go. tmp has room n; st is overwritten. */
+static Py_ssize_t union_lists(Run *a, Py_ssize_t n, i64 *st, Py_ssize_t k, Run *tmp) {
+    if (!k) return 0;
+    Run *src = a, *dst = tmp;
+    do {
+        Py_ssize_t w = 0, nk = 0;
+        for (Py_ssize_t m = 0; m < k; m += 2) {
+            Py_ssize_t i = st[m], ie = st[m + 1], je = m + 1 < k ? st[m + 2] : ie;
+            st[nk++] = w; /* (nk <= m: the starts still to read lie beyond) */
+            w = merge_union(src, i, ie, ie, je, dst, w);
+        }
+        st[nk] = w;
+        k = nk;
+        n = w;
+        Run *x = src;
+        src = dst;
+        dst = x;
+    } while (k > 1);
+    if (src != a) memcpy(a, src, (size_t)n * sizeof(Run));
+    return n;
+}
 
 /* Sort a[0..n) by lo: a natural merge sort (the tree's lists come sorted, so a query's runs are
  * a few dozen ascending stretches), merging without branches on the data; tmp has room n. */
@@ -403,7 +468,10 @@ static i64 gcd(i64 a, i64 b) {
 }
 
 /* Forbidden offset intervals of block i in pool, as runs in o->out: the block at offset `off`
- * collides iff lo - dlo <= off < hi - dhi for one of them. Their count, or -1 when out of
+ * collides iff lo - dlo <= off < hi - dhi for one of them. For a block of one piece they come
+ * sorted by lo and disjoint (the union of the runs it meets; the caller shifts them by dlo and
+ * dhi, which keeps a union a union: dlo >= dhi); for several pieces, each piece's union shifted
+ * by its own place in the block, in no order (dlo = dhi = 0). Their count, or -1 when out of
  * memory. */
 static Py_ssize_t forbidden(Occupancy *o, i64 i, i64 pool, i64 *dlo, i64 *dhi) {
     *dlo = *dhi = 0;
@@ -414,16 +482,24 @@ static Py_ssize_t forbidden(Occupancy *o, i64 i, i64 pool, i64 *dlo, i64 *dhi) {
     for (i64 q = a; q < b; q++) {
         i64 lo = o->plo[q], hi = o->phi[q];
         if (hi <= lo) continue; /* a zero-size piece collides with nothing */
-        Py_ssize_t base = o->out.n;
-        if (tree_query(o, t, o->ps[q], o->pe[q], &o->out)) return -1;
+        Py_ssize_t base = o->out.n / 2;
+        o->starts.n = 0;
+        if (tree_query(o, t, o->ps[q], o->pe[q], &o->out, &o->starts)) return -1;
+        Py_ssize_t m = o->out.n / 2 - base, k = o->starts.n;
+        if (reserve(&o->tmp, 2 * m) || reserve(&o->starts, k + 1)) return -1;
+        for (Py_ssize_t j = 0; j < k; j++) o->starts.v[j] -= base;
+        o->starts.v[k] = m;
+        Run *runs = (Run *)o->out.v + base;
+        m = union_lists(runs, m, o->starts.v, k, (Run *)o->tmp.v);
+        o->out.n = 2 * (base + m);
         if (b - a == 1) { /* one piece: the shifts are left to the caller */
             *dlo = hi - 1;
             *dhi = lo;
             break;
         }
-        for (Py_ssize_t k = base; k < o->out.n; k += 2) {
-            o->out.v[k] -= hi - 1;
-            o->out.v[k + 1] -= lo;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            runs[j].lo -= hi - 1;
+            runs[j].hi -= lo;
         }
     }
     return o->out.n / 2;
@@ -442,9 +518,11 @@ static i64 find_offset(Occupancy *o, i64 i, i64 pool, int first) {
     Py_ssize_t n = forbidden(o, i, pool, &dlo, &dhi);
     if (n < 0) return -2;
     if (n == 0) return 0;
-    if (reserve(&o->tmp, 2 * n)) return -2;
     Run *runs = (Run *)o->out.v;
-    sort_runs(runs, n, (Run *)o->tmp.v);
+    if (o->pptr[i + 1] - o->pptr[i] > 1) { /* several pieces' unions: sorted together */
+        if (reserve(&o->tmp, 2 * n)) return -2;
+        sort_runs(runs, n, (Run *)o->tmp.v);
+    }
     return choose_sorted(runs, n, top, alignment(o, i, pool), first, dlo, dhi);
 }
 
@@ -613,7 +691,8 @@ static PyObject *Occupancy_occupied(Occupancy *o, PyObject *args) {
         return NULL;
     }
     o->out.n = 0;
-    if (o->trees[pool].cover && tree_query(o, &o->trees[pool], s, e, &o->out))
+    o->starts.n = 0;
+    if (o->trees[pool].cover && tree_query(o, &o->trees[pool], s, e, &o->out, &o->starts))
         return PyErr_NoMemory();
     return PyBytes_FromStringAndSize((const char *)o->out.v, o->out.n * (Py_ssize_t)sizeof(i64));
 }
@@ -630,6 +709,7 @@ static void Occupancy_dealloc(Occupancy *o) {
         PyMem_RawFree(o->trees);
     }
     PyMem_RawFree(o->out.v);
+    PyMem_RawFree(o->starts.v);
     PyMem_RawFree(o->tmp.v);
     for (int k = 0; k < o->nbuf; k++) PyBuffer_Release(&o->buf[k]);
     Py_TYPE(o)->tp_free((PyObject *)o);

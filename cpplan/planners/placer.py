@@ -29,29 +29,20 @@ The region lengths are measured before alignment and after clipping at the capac
 
 Speed
 -----
-The naive loop over all placed blocks is O(n^2) Python. Here the candidates are found through a
-static index (Python never loops over candidates): pieces are bucketed into tiers by lifetime
-length (powers of two) and sorted by start inside each tier. A piece of tier ``k`` is at most
-``maxlen_k`` long, so every piece of that tier that overlaps ``[s, e)`` starts in
-``(s - maxlen_k, e)``: one slice per tier, found for all tiers by one ``searchsorted``. The
-slices are gathered in one vectorised step, filtered by "placed in this pool and still alive at
-``s``", and the free regions come from the lows and the highs of the forbidden intervals, each
-sorted (:func:`choose_shifted`).
-Every piece's slice holds at most about twice the tier's concurrent pieces beyond the true
-overlaps, so the work per block is proportional to what it overlaps, all of it in numpy.
-Because the index is static and placement is a state array, *removing* blocks is free, which is
-what the local search needs (re-place a suffix of the order).
+The naive loop over all placed blocks is O(n^2). Here the placed pieces are kept, per pool, as
+merged byte runs in a segment tree over buckets of time (:mod:`cpplan.planners.occupancy`): a
+query returns a few hundred runs however many blocks are placed (a well packed pool over a long
+time window is a handful of runs), joined into the union of the bytes the block meets, and the
+free regions lie between those runs. The tree and the placement loop run in C, a stretch of
+the order at a time between two looks at the clock. The tree only grows: after a removal
+(:meth:`Placer.unplace`, :meth:`Placer.restore`) it is rebuilt from the placed blocks on next
+use.
 
-For tens of thousands of blocks the ``tree`` index (:mod:`cpplan.planners.occupancy`) keeps,
-per pool, the merged byte runs of the placed pieces in a segment tree over buckets of time, and
-a query returns a few hundred runs however many blocks are placed. That index and its placement
-loop run in C (the same choices: the tests check it against the tiers), a stretch of the order
-at a time between two looks at the clock.
-
-This is the classic interval-stabbing idea (bucketing intervals by length to turn stabbing into
-range queries, as in the "length-class" filters of interval joins); XLA's heap simulator solves
-the same sub-problem with an interval tree (xla/service/heap_simulator, ``BufferIntervalTree``)
-and MiniMalloc (google/minimalloc, ``src/solver.cc``) with per-section offset bookkeeping.
+XLA's heap simulator solves the same sub-problem with an interval tree
+(xla/service/heap_simulator, ``BufferIntervalTree``) and MiniMalloc (google/minimalloc,
+``src/solver.cc``) with per-section offset bookkeeping. :class:`PieceIndex` (below) is the other
+classic answer, interval stabbing by bucketing intervals by length; the replica planners' arena
+keeps it (:mod:`cpplan.replicas._greedy`).
 """
 
 from __future__ import annotations
@@ -70,14 +61,11 @@ Ints = list[int] | np.ndarray
 
 MODES = ("best", "first")
 _INF = np.iinfo(np.int64).max // 4
-TREE_FROM = 3000  # blocks; below this the static index is faster
 # Piece ends per time bucket of the tree index: fewer levels to walk against more partial
 # pieces to scan; 48 to 128 are alike and 16 is 5-10 % slower (Y_1, S_1, pangu_2.6B).
 PER_BUCKET = 64
 # Blocks placed in C between two looks at the clock: about a millisecond on Y_1.
 STRETCH = 128
-_NUMPY_FROM = 160  # intervals in lists; below this the plain Python chooser is faster
-_TINY = 8  # intervals in an array; up to this the plain Python chooser is faster
 
 
 class Placer:
@@ -85,21 +73,14 @@ class Placer:
 
     ``pool_of[i]`` is ``-1`` while block ``i`` is not placed. Use :meth:`place_order` to place a
     sequence of blocks, :meth:`unplace` to take some out again, :meth:`heights` to read the
-    result. ``index`` chooses how time-overlapping placed pieces are found: ``"tiers"`` (static,
-    vectorised, free removal: best for up to a few thousand blocks), ``"tree"`` (merged
-    occupancy tree: best for tens of thousands) or ``"auto"``. ``per_bucket`` tunes the tree's
-    time buckets (piece ends per bucket); both indexes give the same plans.
+    result. ``per_bucket`` tunes the tree's time buckets (piece ends per bucket; the plans do
+    not depend on it).
     """
 
-    def __init__(self, blocks: Blocks, index: str = "auto", per_bucket: int = PER_BUCKET) -> None:
+    def __init__(self, blocks: Blocks, per_bucket: int = PER_BUCKET) -> None:
         self.blocks = blocks
         n = len(blocks)
         self.n = n
-        if index == "auto":
-            index = "tree" if n > TREE_FROM else "tiers"
-        if index not in ("tiers", "tree"):
-            raise ValueError(f"unknown index {index!r}")
-        self.index = index
         npieces = len(blocks.piece_start)
         self._piece_block = np.repeat(np.arange(n, dtype=np.int64), np.diff(blocks.piece_ptr))
         # Placement state: pool and offset per block, pool and absolute bytes per piece (the
@@ -109,25 +90,9 @@ class Placer:
         self._ppool = np.full(npieces, -1, np.int64)
         self._palo = np.zeros(npieces, np.int64)
         self._pahi = np.zeros(npieces, np.int64)
-        self._ps = blocks.piece_start.tolist()
-        self._pe = blocks.piece_end.tolist()
-        self._plo = blocks.piece_lo.tolist()
-        self._phi = blocks.piece_hi.tolist()
-        self._start = blocks.start.tolist()
-        self._end = blocks.end.tolist()
-        self._size = blocks.size.tolist()
-        self._pptr = blocks.piece_ptr.tolist()
-        self._cap = [(_INF if c < 0 else int(c)) for c in blocks.pool_capacity.tolist()]
-        self._fixed = blocks.fixed.tolist()
-        self._pools = blocks.pools
-        self._align: dict[tuple[int, int], int] = {}
-        self._balign = blocks.alignment.tolist()
-        if index == "tiers":
-            self._tiers = PieceIndex(blocks)
-        else:
-            self._occ = tree_index(blocks, per_bucket, np.asarray(self._cap, np.int64),
-                                   self.pool_of, self.offset, self._ppool, self._palo,
-                                   self._pahi)
+        capacity = np.where(blocks.pool_capacity < 0, _INF, blocks.pool_capacity)
+        self._occ = tree_index(blocks, per_bucket, capacity.astype(np.int64), self.pool_of,
+                               self.offset, self._ppool, self._palo, self._pahi)
 
     # -- state ---------------------------------------------------------------------------------
     def snapshot(self) -> tuple:
@@ -140,8 +105,7 @@ class Placer:
         for mine, saved in zip((self.pool_of, self.offset, self._ppool, self._palo, self._pahi),
                                state, strict=True):
             mine[:] = saved
-        if self.index == "tree":
-            self._occ.invalidate()
+        self._occ.invalidate()
 
     def clear(self) -> None:
         """Take every block out."""
@@ -154,25 +118,13 @@ class Placer:
             return
         self.pool_of[which] = -1
         self._ppool[np.isin(self._piece_block, which)] = -1
-        if self.index == "tree":
-            self._occ.invalidate()  # the occupancy tree only grows: rebuilt on next use
+        self._occ.invalidate()  # the occupancy tree only grows: rebuilt on next use
 
     def put(self, i: int, pool: int, offset: int) -> None:
         """Record block ``i`` at ``offset`` in ``pool``, unchecked: for callers that choose
         offsets by their own rule and keep the placer as their index of placed blocks (the
         replica planners' arena, :mod:`cpplan.replicas._greedy`)."""
-        self._commit(i, pool, offset)
-
-    def _commit(self, i: int, pool: int, off: int) -> None:
-        if self.index == "tree":
-            self._occ.put(i, pool, off)
-            return
-        self.pool_of[i] = pool
-        self.offset[i] = off
-        a, b = self._pptr[i], self._pptr[i + 1]
-        self._ppool[a:b] = pool
-        self._palo[a:b] = self.blocks.piece_lo[a:b] + off
-        self._pahi[a:b] = self.blocks.piece_hi[a:b] + off
+        self._occ.put(i, pool, offset)
 
     def heights(self) -> np.ndarray:
         """Scaled height of each pool over the placed blocks."""
@@ -193,79 +145,19 @@ class Placer:
         return int((self.heights() * b.pool_cost).sum()) * b.scale + moved
 
     # -- queries -------------------------------------------------------------------------------
-    def occupied(self, pool: int, s: int, e: int) -> tuple[Ints, Ints]:
+    def occupied(self, pool: int, s: int, e: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute byte intervals ``[lo, hi)`` taken in ``pool`` at some moment of ``[s, e)``
         (possibly overlapping one another; their union is what counts)."""
-        if self.index == "tiers":
-            ids = self._tiers.overlapping(s, e)
-            ids = ids[self._ppool[ids] == pool]
-            if len(ids) > _NUMPY_FROM:
-                return self._palo[ids], self._pahi[ids]
-            return self._palo[ids].tolist(), self._pahi[ids].tolist()
         pairs = np.frombuffer(self._occ.occupied(pool, s, e), np.int64).reshape(-1, 2)
         return pairs[:, 0], pairs[:, 1]
 
-    def _forbidden(self, i: int, pool: int) -> tuple[Ints, Ints, int, int]:
-        """Forbidden offset intervals for block ``i`` in ``pool``, as ``(lows, highs, dlo,
-        dhi)``: the block at offset ``o`` collides iff ``lows[k] - dlo <= o < highs[k] - dhi``
-        for some ``k`` (the shifts are applied by the caller, so plain buffers skip a pass)."""
-        a, b = self._pptr[i], self._pptr[i + 1]
-        if b - a == 1:
-            hi, lo = self._phi[a], self._plo[a]
-            if hi <= lo:
-                return [], [], 0, 0  # a zero-size piece collides with nothing
-            olo, ohi = self.occupied(pool, self._ps[a], self._pe[a])
-            return olo, ohi, hi - 1, lo
-        flo: list = []
-        fhi: list = []
-        for q in range(a, b):
-            hi, lo = self._phi[q], self._plo[q]
-            if hi <= lo:
-                continue
-            # The block's own pieces are never placed while it is being placed.
-            olo, ohi = self.occupied(pool, self._ps[q], self._pe[q])
-            flo.append(np.asarray(olo, np.int64) - (hi - 1))
-            fhi.append(np.asarray(ohi, np.int64) - lo)
-        if not flo:
-            return [], [], 0, 0
-        return np.concatenate(flo), np.concatenate(fhi), 0, 0
-
-    def alignment(self, i: int, pool: int) -> int:
-        """Effective alignment (scaled) of block ``i`` in ``pool``."""
-        key = (self._balign[i], pool)
-        got = self._align.get(key)
-        if got is None:
-            got = self._align[key] = self.blocks.align_in(i, pool)
-        return got
-
     def find_offset(self, i: int, pool: int, mode: str) -> int:
         """Offset for block ``i`` in ``pool`` by ``mode`` (``best`` or ``first``), or -1."""
-        if self.index == "tree":
-            return self._occ.find_offset(i, pool, mode == "first")
-        top = self._cap[pool] - self._size[i]  # highest allowed offset
-        if top < 0:
-            return -1
-        flo, fhi, dlo, dhi = self._forbidden(i, pool)
-        n = len(flo)
-        if isinstance(flo, np.ndarray) and isinstance(fhi, np.ndarray):  # (both, or neither)
-            if n <= _TINY:
-                flo, fhi = flo.tolist(), fhi.tolist()
-        elif n > _NUMPY_FROM:
-            flo, fhi = np.asarray(flo, np.int64), np.asarray(fhi, np.int64)
-        if isinstance(flo, list):
-            return choose_small(flo, fhi, top, self.alignment(i, pool), mode, dlo, dhi)
-        return _choose_sorted(np.sort(flo), np.sort(fhi), top, self.alignment(i, pool), mode,
-                              dlo, dhi)
+        return self._occ.find_offset(i, pool, mode == "first")
 
     def fixed_fits(self, i: int, pool: int, off: int) -> bool:
         """Whether block ``i`` can sit at ``off`` in ``pool`` (capacity and collisions)."""
-        if self.index == "tree":
-            return self._occ.fixed_fits(i, pool, off)
-        if off + self._size[i] > self._cap[pool]:
-            return False
-        flo, fhi, dlo, dhi = self._forbidden(i, pool)
-        lo, hi = off + dlo, off + dhi
-        return not any(f <= lo and hi < h for f, h in zip(flo, fhi, strict=True))
+        return self._occ.fixed_fits(i, pool, off)
 
     # -- placing -------------------------------------------------------------------------------
     def place(self, i: int, mode: str = "best") -> bool:
@@ -274,49 +166,30 @@ class Placer:
         Reports one placement to the active time budget (:func:`cpplan.deadline.tick`), which
         raises :class:`cpplan.deadline.OutOfTime` once it has expired."""
         tick()
-        if self.index == "tree":
-            return self._occ.place_one(i, mode == "first")
-        fixed = self._fixed[i]
-        for pool in self._pools[i]:
-            if fixed >= 0:
-                if self.fixed_fits(i, pool, fixed):
-                    self._commit(i, pool, fixed)
-                    return True
-                continue
-            off = self.find_offset(i, pool, mode)
-            if off >= 0:
-                self._commit(i, pool, off)
-                return True
-        return False
+        return self._occ.place_one(i, mode == "first")
 
     def place_fixed(self, planner: str = "") -> None:
         """Place every fixed block not placed yet (in block order); raises
         :class:`CapacityError` if one cannot sit at its offset in any candidate pool."""
-        for i in np.nonzero(self.blocks.fixed >= 0)[0].tolist():
-            if self.pool_of[i] < 0 and not self.place(i):
-                raise self.failure(i, planner)
+        self.place_order(np.nonzero(self.blocks.fixed >= 0)[0], "best", planner)
 
     def place_order(self, order: np.ndarray | list[int], mode: str = "best",
                     planner: str = "") -> None:
         """Place the blocks of ``order`` that are not placed yet, in that order.
 
-        Raises :class:`CapacityError` naming the first block that fits in none of its pools.
+        Reports the placements to the active time budget (:func:`cpplan.deadline.tick`) a
+        stretch at a time, before placing them. Raises :class:`CapacityError` naming the first
+        block that fits in none of its pools.
         """
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
-        pool_of = self.pool_of
-        if self.index == "tree":
-            todo = np.ascontiguousarray(order, np.int64)
-            for k in range(0, len(todo), STRETCH):
-                stop = min(k + STRETCH, len(todo))
-                tick(int((pool_of[todo[k:stop]] < 0).sum()))
-                got = self._occ.place(todo, k, stop, mode == "first")
-                if got < stop:
-                    raise self.failure(int(todo[got]), planner)
-            return
-        for i in np.asarray(order, np.int64).tolist():
-            if pool_of[i] < 0 and not self.place(i, mode):
-                raise self.failure(i, planner)
+        todo = np.ascontiguousarray(order, np.int64)
+        for k in range(0, len(todo), STRETCH):
+            stop = min(k + STRETCH, len(todo))
+            tick(int((self.pool_of[todo[k:stop]] < 0).sum()))
+            got = self._occ.place(todo, k, stop, mode == "first")
+            if got < stop:
+                raise self.failure(int(todo[got]), planner)
 
     def failure(self, i: int, planner: str = "") -> CapacityError:
         """The error for block ``i`` that fits in none of its pools."""

@@ -14,6 +14,7 @@ from cpplan.bounds import max_load, objective_lower_bound
 from cpplan.errors import CapacityError, CpplanError
 from cpplan.plan import check
 from cpplan.planners import get, names
+from cpplan.planners.decoder import Decoder
 from cpplan.planners.fit import ORDERS, conflicts, order_blocks, peak_order
 from cpplan.planners.placer import Placer, choose, choose_shifted, choose_small
 from cpplan.problem import Alias, Buffer, Pool, Problem
@@ -132,37 +133,48 @@ def test_capacity_sends_a_buffer_to_its_next_pool_or_raises_clearly():
 
 # -- the fit rules against a brute-force reference -------------------------------------------
 
-def reference(problem: Problem, order_name: str, mode: str) -> list[tuple[int, int]]:
-    """(pool, scaled offset) per block: the fit rules spelled out one candidate at a time, for
-    problems without aliases (every block one rectangle)."""
+def reference(problem: Problem, order: list[int], mode: str) -> list[tuple[int, int]]:
+    """(pool, scaled offset) per block: the fit rules spelled out one candidate at a time. A
+    placed piece ``[o' + lo', o' + hi')`` sharing a moment with a piece ``[lo, hi)`` of the block
+    forbids the offsets ``[o' + lo' - hi + 1, o' + hi' - lo)``; the free regions lie between
+    the forbidden intervals sorted by low (the fixed blocks first, then ``order``)."""
     b = make_blocks(problem)
     n = len(b)
     placed: dict[int, tuple[int, int]] = {}
+
+    def pieces(i):
+        return [(int(b.piece_start[q]), int(b.piece_end[q]), int(b.piece_lo[q]),
+                 int(b.piece_hi[q])) for q in range(b.piece_ptr[i], b.piece_ptr[i + 1])
+                if b.piece_hi[q] > b.piece_lo[q]]
+
+    def forbidden(i, pool):
+        out = []
+        for j, (pj, oj) in placed.items():
+            if pj != pool:
+                continue
+            for s, e, lo, hi in pieces(i):
+                for s2, e2, lo2, hi2 in pieces(j):
+                    if s < e2 and s2 < e:
+                        out.append((oj + lo2 - hi + 1, oj + hi2 - lo))
+        return sorted(out)
 
     def fits(i, pool, off):
         cap = int(b.pool_capacity[pool])
         if cap >= 0 and off + b.size[i] > cap:
             return False
-        if b.size[i] == 0:
-            return True
-        for j, (pj, oj) in placed.items():
-            if pj == pool and b.size[j] > 0 and b.time_overlap(i, j) \
-                    and off < oj + b.size[j] and oj < off + b.size[i]:
-                return False
-        return True
+        return not any(f <= off < h for f, h in forbidden(i, pool))
 
     def best_offset(i, pool):
         a = b.align_in(i, pool)
         cap = int(b.pool_capacity[pool])
         top = (1 << 60) if cap < 0 else cap - int(b.size[i])
-        runs = sorted((oj, oj + int(b.size[j])) for j, (pj, oj) in placed.items()
-                      if pj == pool and b.size[j] > 0 and b.size[i] > 0 and b.time_overlap(i, j))
-        # Free regions of offsets between merged runs: [cur, lo - size] bounded, then the top.
-        regions, cur = [], 0
-        for lo, hi in runs:
-            if lo - int(b.size[i]) >= cur:
-                regions.append((cur, lo - int(b.size[i])))
-            cur = max(cur, hi)
+        if top < 0:
+            return -1
+        regions, cur = [], 0  # free regions [r0, r1] bounded above by a forbidden interval
+        for f, h in forbidden(i, pool):
+            if f - 1 >= cur:
+                regions.append((cur, f - 1))
+            cur = max(cur, h)
         if mode == "first":
             cands = [round_up(r0, a) for r0, r1 in regions if round_up(r0, a) <= min(r1, top)]
             cands.append(round_up(cur, a))
@@ -182,7 +194,7 @@ def reference(problem: Problem, order_name: str, mode: str) -> list[tuple[int, i
                 break
         else:
             return []
-    for i in order_blocks(b, order_name).tolist():
+    for i in order:
         if i in placed:
             continue
         for pool in b.pools[i]:
@@ -196,41 +208,47 @@ def reference(problem: Problem, order_name: str, mode: str) -> list[tuple[int, i
     return [placed[i] for i in range(n)]
 
 
-@given(problems(max_buffers=10, aliases=False), st.sampled_from(ORDERS),
-       st.sampled_from(["best", "first"]), st.sampled_from(["tiers", "tree"]))
-def test_fit_matches_the_reference(problem, order_name, mode, index):
-    want = reference(problem, order_name, mode)
+def placed_by(placer: Placer) -> list[tuple[int, int]]:
+    return list(zip(placer.pool_of.tolist(), placer.offset.tolist(), strict=True))
+
+
+@given(problems(max_buffers=10), st.sampled_from(ORDERS), st.sampled_from(["best", "first"]))
+def test_fit_matches_the_reference(problem, order_name, mode):
     b = make_blocks(problem)
-    placer = Placer(b, index)
+    order = order_blocks(b, order_name).tolist()
+    want = reference(problem, order, mode)
+    placer = Placer(b)
     try:
         placer.place_fixed()
-        placer.place_order(order_blocks(b, order_name), mode)
+        placer.place_order(order, mode)
     except CapacityError:
         assert want == []
         return
-    assert list(zip(placer.pool_of.tolist(), placer.offset.tolist(), strict=True)) == want
+    assert placed_by(placer) == want
 
 
 @given(problems(max_buffers=14, max_time=40), st.sampled_from(ORDERS),
        st.sampled_from(["best", "first"]), st.integers(1, 4))
-def test_tree_and_tiers_indexes_agree(problem, order_name, mode, per_bucket):
+def test_blocks_taken_out_free_their_bytes(problem, order_name, mode, per_bucket):
+    # Small buckets make deep trees even on a few blocks. Taking the second half of the order
+    # out leaves the placement of the first half alone, so putting it back reversed gives what
+    # placing the first half, then the second reversed, gives.
     b = make_blocks(problem)
-    got = []
-    for index in ("tiers", "tree"):
-        placer = Placer(b, index, per_bucket=per_bucket)
-        try:
-            placer.place_fixed()
-            placer.place_order(order_blocks(b, order_name), mode)
-            # Take some blocks out and put them back: removal must free their bytes.
-            half = order_blocks(b, order_name)[len(b) // 2:]
-            half = half[b.fixed[half] < 0]
-            placer.unplace(half)
-            placer.place_order(half[::-1], mode)
-        except CapacityError:
-            got.append(None)
-            continue
-        got.append((placer.pool_of.tolist(), placer.offset.tolist()))
-    assert got[0] == got[1]
+    order = order_blocks(b, order_name)
+    half = order[len(b) // 2:]
+    half = half[b.fixed[half] < 0]
+    rest = [i for i in order.tolist() if i not in set(half.tolist())]
+    want = reference(problem, rest + half[::-1].tolist(), mode)
+    placer = Placer(b, per_bucket=per_bucket)
+    try:
+        placer.place_fixed()
+        placer.place_order(order, mode)
+        placer.unplace(half)
+        placer.place_order(half[::-1], mode)
+    except CapacityError:
+        assert want == []
+        return
+    assert placed_by(placer) == want
 
 
 @given(st.lists(st.tuples(st.integers(-5, 40), st.integers(1, 12)), max_size=12),
@@ -294,12 +312,13 @@ def test_best_fit_on_a_real_network():
 
 @pytest.mark.parametrize("aligned", [False, True])
 @pytest.mark.parametrize("mode", ["best", "first"])
-def test_the_tree_index_in_c_places_a_large_problem_as_the_tiers_do(aligned, mode):
-    # Thousands of blocks: many buckets and deep trees, run lists merged across nodes.
+def test_the_placer_places_a_large_problem_as_the_local_searchs_decoder_does(aligned, mode):
+    # Thousands of blocks: many buckets, deep trees, run lists joined across nodes, against the
+    # decoder's own conflict lists (the same fit rules, computed another way).
     b = make_blocks(random_problem(1500, seed=3, aligned=aligned))
-    got = []
-    for index in ("tiers", "tree"):
-        placer = Placer(b, index)
-        placer.place_order(order_blocks(b, "size"), mode)
-        got.append((placer.pool_of.tolist(), placer.offset.tolist()))
-    assert got[0] == got[1]
+    order = order_blocks(b, "size")
+    placer = Placer(b)
+    placer.place_order(order, mode)
+    decoder = Decoder(b, order, mode)
+    assert placer.pool_of.tolist() == decoder.pool_of
+    assert placer.offset.tolist() == decoder.off

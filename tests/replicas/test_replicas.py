@@ -269,11 +269,10 @@ def test_aliases_move_with_their_block(name):
 @given(problem=problems(max_buffers=12), alignment=st.sampled_from([1, 2, 8]),
        seed=st.integers(0, 2**16))
 def test_merged_obstacles_place_like_the_plain_index(choose, problem, alignment, seed):
-    """The arena fed by the placer's merged occupancy runs (its tree index forced even on small
-    problems) places every block where the plain per-piece index does."""
+    """The arena fed by the placer's merged occupancy runs places every block where the plain
+    per-piece index does."""
     import numpy as np
 
-    from cpplan.planners import placer
     from cpplan.replicas import _greedy
     from cpplan.replicas.tflite import _choose as tflite_choose
 
@@ -283,20 +282,15 @@ def test_merged_obstacles_place_like_the_plain_index(choose, problem, alignment,
     top = _greedy.padded_sizes(blocks, alignment)
     order = np.random.default_rng(seed).permutation(len(blocks))
     got = []
-    saved = placer.TREE_FROM
-    placer.TREE_FROM = -1
-    try:
-        for merged in (False, True):
-            arena = _greedy.Arena(blocks, top=top, extra=extra, merged=merged)
-            try:
-                arena.place_fixed_and_empty("test")
-                arena.place_in_order(order, fn, "test")
-            except CapacityError as err:
-                got.append(str(err))
-                continue
-            got.append((arena.pool_of.tolist(), arena.offset.tolist()))
-    finally:
-        placer.TREE_FROM = saved
+    for merged in (False, True):
+        arena = _greedy.Arena(blocks, top=top, extra=extra, merged=merged)
+        try:
+            arena.place_fixed_and_empty("test")
+            arena.place_in_order(order, fn, "test")
+        except CapacityError as err:
+            got.append(str(err))
+            continue
+        got.append((arena.pool_of.tolist(), arena.offset.tolist()))
     assert got[0] == got[1]
 
 
