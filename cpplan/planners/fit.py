@@ -49,7 +49,7 @@ from .tracks import finish_cut_short
 __all__ = ["ORDERS", "order_blocks", "budget_orders", "fit_plan", "best_fit", "first_fit"]
 
 ORDERS = ("size", "peak", "area", "lifetime", "start", "conflicts")
-WORK_PER_CALL = 100_000  # blocks x orders a default call may spend (about 5 s for Y_1's 62185)
+WORK_PER_CALL = 100_000  # blocks x orders a default call may spend (about 0.6 s on Y_1's 62185)
 
 
 def order_blocks(blocks: Blocks, name: str) -> np.ndarray:

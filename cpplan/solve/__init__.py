@@ -6,8 +6,7 @@ the best plan so far (:class:`~cpplan.solve.incumbent.Incumbent`), which only ev
 1. **bounds** (:mod:`.stages`): the max-load per pool; a capacity below it ends the solve
    (``infeasible``, naming the pool, the moment and the bytes live then);
 2. **first plan**: best-fit in size order, finishing its smallest blocks in tracks if its
-   share of the time runs out (a large pool's tight components go to the tiling search
-   before it);
+   share of the time runs out (then a large pool's tight components go to the tiling search);
 3. **heuristics**: cpplan's other greedy orders, the cheap replicas and the local search;
 4. **exact** (one pool, :mod:`.components`): per component, probes and a bisection (the tiling
    search for tight ones) or peak-first packing and LNS for large ones; (several pools): the
@@ -137,13 +136,14 @@ def solve(
     ctx = Context(problem, blocks, goal, search, params, incumbent, components)
     with _interruptible(budget):
         if bounds(ctx):
-            tiled = tight_first(ctx) if exact else []
-            share, began = heuristics_share(ctx, exact), budget.elapsed()
+            began = budget.elapsed()
             hints(ctx)
             if not ctx.settled() and planners is None:
                 first_plan(ctx)
+            spent = budget.elapsed() - began
+            tiled = tight_first(ctx) if exact and not ctx.settled() else []
             if not ctx.settled():
-                heuristics(ctx, heuristics_stage(budget, share, budget.elapsed() - began),
+                heuristics(ctx, heuristics_stage(budget, heuristics_share(ctx, exact), spent),
                            planners)
             for comp, offsets, planner in tiled:  # (into the heuristics' plan)
                 if incumbent.offer_packing(comp.ids, offsets, planner):

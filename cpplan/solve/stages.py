@@ -39,9 +39,10 @@ def bounds(ctx: Context) -> bool:
 
 def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray, str]]:
     """One pool of more than ``lns_above`` blocks: its components tight at the lower bound,
-    packed there by the tiling search (and, at zero slack, the hole search) before anything
-    else (``large_tile`` of the time in all, shared by size; a greedy plan of ten thousand
-    blocks takes seconds, their packing often less), with their packings (or, where
+    packed there by the tiling search (and, at zero slack, the hole search) right after the
+    first plan (``large_tile`` of the time in all, shared by size; the other heuristics on
+    tens of thousands of blocks take seconds, such a packing often less), with their packings
+    (or, where
     alignments differ, the realigned plans above the bound: :func:`.components.tile_tight`)
     and what made them, to put into the heuristics' plan. Each is tried once."""
     b, params = ctx.blocks, ctx.params
