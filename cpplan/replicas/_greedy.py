@@ -60,17 +60,19 @@ def prepare(problem: Problem, alignment: int = 1) -> tuple[Blocks, int]:
     """Blocks of ``problem`` in which offsets can be multiples of ``alignment`` bytes, and the
     scaled alignment to join every block's.
 
-    gcd scaling could make ``alignment`` bytes impossible to express (sizes of 2047 bytes scale
-    by 2047, and 32 | 2047k only every 32 units). So the blocks are made from the problem with
-    every pool's base alignment raised to the lcm with ``alignment``, which makes
-    :func:`cpplan.blocks.make_blocks` pick a fitting scale; only if that problem is invalid
-    (a fixed offset off the alignment) the original one is used with a coarser alignment.
-    Pair with :func:`finish`.
+    Where the problem's own blocks express ``alignment`` bytes (their scale divides it), they
+    are used as they are, with the alignment to join. Else gcd scaling makes it impossible to
+    express (sizes of 2047 bytes scale by 2047, and 32 | 2047k only every 32 units): the blocks
+    are made from the problem with every pool's base alignment raised to the lcm with
+    ``alignment``, which makes :func:`cpplan.blocks.make_blocks` pick a fitting scale; only if
+    that problem is invalid (a fixed offset off the alignment) the original one is used with a
+    coarser alignment. Pair with :func:`finish`.
     """
     from ..blocks import make_blocks
     from ..errors import ProblemError
 
-    if alignment > 1:
+    own = make_blocks(problem)  # (made once per problem: every planner shares them)
+    if alignment > 1 and alignment % own.scale:
         pools = tuple(replace(p, alignment=math.lcm(p.alignment, alignment))
                       for p in problem.pools)
         try:
@@ -79,8 +81,7 @@ def prepare(problem: Problem, alignment: int = 1) -> tuple[Blocks, int]:
             strict = None
         if strict is not None:
             return make_blocks(strict), 1
-    blocks = make_blocks(problem)
-    return blocks, byte_alignment(blocks, alignment)
+    return own, byte_alignment(own, alignment)
 
 
 def finish(blocks: Blocks, problem: Problem, pool_of: np.ndarray, offset: np.ndarray, *,
