@@ -23,6 +23,7 @@ from cpplan import Alias, Buffer, CapacityError, Plan, Pool, Problem, check, obj
 from cpplan.deadline import Budget, PlanOptions
 from cpplan.perfect import perfect_packing, regroup_packing, stack_packing
 from cpplan.planners import get
+from cpplan.random_problems import random_problem
 from cpplan.solve import Progress, SolverParams, solve
 from tests.bruteforce import brute_force
 from tests.shared import benchmark
@@ -519,3 +520,29 @@ def test_importing_the_solver_leaves_or_tools_unloaded():
     code = "import sys, cpplan.solve, cpplan.cli, cpplan.io; print('ortools' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("problem", "goes"), [
+    (random_problem(2000, seed=1), True),  # not tight: the bound need not be the optimum
+    (regroup_packing(250, seed=0, aligned=True), False),  # tight: the probes' searches go on
+])
+def test_a_component_not_tight_goes_to_the_local_search_when_its_first_probe_does_not_answer(
+        monkeypatch, problem, goes):
+    import cpplan.solve.components as components
+
+    given: list[tuple[int, float]] = []
+    local_search = components._local_search
+
+    def spy(ctx, comp, budget):
+        given.append((len(comp), budget.remaining()))
+        local_search(ctx, comp, budget)
+
+    monkeypatch.setattr(components, "_local_search", spy)
+    plan = solve(problem, time_limit=3, deterministic=True)
+    assert check(problem, plan) == []
+    assert plan.status != "optimal"  # (the first probe did not answer)
+    assert bool(given) == goes
+    if goes:
+        # Its packing went into the plan, which no heuristic's beats.
+        assert "local-search" in plan.stats["offered"]
+        assert plan.objective <= min(plan.stats["offered"].values())

@@ -11,7 +11,11 @@ leave goes to the larger after them), and each by the strategy its size calls fo
   bisection between the bound and the best height, and CP-SAT's own minimisation from the best
   plan with what is left. Where the first probe does not answer, the gap-fill search
   (:mod:`cpplan.exact.gapfill`) follows it, which lowers the best plan where the probes'
-  searches get lost among the blocks; a tight component of ``first_look_from`` blocks or more
+  searches get lost among the blocks, and before it, on a component of ``local_search_from``
+  blocks or more that is not tight (random schedules: the optimum need not be the bound), most
+  of the time left goes to cpplan's order
+  local search (:mod:`cpplan.planners.local_search`), which goes lower there in seconds than
+  the bisection's probes in the whole limit; a tight component of ``first_look_from`` blocks or more
   has a first look before it, and LNS (:mod:`cpplan.exact.lns`) takes the bisection's place
   after its first probe proper;
 * a larger one, when tight at the target, goes to the tiling search first
@@ -27,18 +31,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
 from ..blocks import Blocks
 from ..bounds import stacking_height
-from ..deadline import Budget
+from ..deadline import Budget, OutOfTime
+from ..errors import CpplanError
 from ..exact.dfs import single_pool
 from ..exact.gapfill import improve as gap_fill
 from ..exact.lazy import improve, minimise, peak_first, probe
 from ..exact.outcome import Outcome
 from ..exact.realign import aligned_apart, realigned, unaligned
 from ..exact.tiling import TILE_NODES_PER_SECOND, is_tight, merge_deadline, tight_share, tile
+from ..planners import registry
 from .context import Component, Context
 from .incumbent import Proof
 
@@ -242,6 +249,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
                     merge_until=merge_until)
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
+            if ctx.goal == "minimise" and not tight and len(comp) >= params.local_search_from:
+                _local_search(ctx, comp, budget.share(params.local_search))
             _gap_fill(ctx, comp, budget.share(params.gap_fill))
             filled = True
         if out.status == "feasible":
@@ -274,6 +283,27 @@ def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> None:
         inc.emit("gap-fill", f"component of {len(comp)}: height {height * b.scale}")
 
     gap_fill(b, comp.ids, _packing(ctx, comp), budget, lower=ctx.target(), report=report)
+
+
+def _local_search(ctx: Context, comp: Component, budget: Budget) -> None:
+    """Lower the component's height by cpplan's order local search
+    (:mod:`cpplan.planners.local_search`) on the problem, within ``budget`` (when it is above
+    the target); the packing it gives every component is offered (kept where it is lower)."""
+    if not ctx.above_target(comp):
+        return
+    try:
+        with budget.active():
+            plan = registry.get("local-search")(
+                ctx.problem, replace(budget.options, time_limit=budget.remaining()))
+    except (OutOfTime, CpplanError):  # (its time, or a start beyond a capacity)
+        return
+    if not plan.placements:
+        return
+    pools, offsets = ctx.blocks.arrays(plan.placements)
+    ctx.incumbent.offer(pools, offsets, "local-search")
+    for other in ctx.components:
+        if len(other) and ctx.above_target(other):
+            _offer(ctx, other, offsets[other.ids], "local-search")
 
 
 def _minimise(ctx: Context, comp: Component, budget: Budget) -> None:

@@ -65,6 +65,13 @@ class SolverParams:
     #: before the gap fill (the tiling search rebuilds the packings made by cuts in it, and
     #: the hole search many).
     first_look: float = 0.15
+    #: Of a component's time after a first probe that does not answer, where it is not tight,
+    #: what the order local search has: on random schedules of 2000 buffers it goes lower in
+    #: seconds than the bisection's probes in the whole limit.
+    local_search: float = 0.8
+    #: ... on components of this many blocks or more: below it the bisection's probes do better
+    #: (MiniMalloc's challenging set, up to 455 blocks, lost up to 28 % at 1 s with it).
+    local_search_from: int = 1000
     #: The first probe (at the lower bound) of a tight component: the tiling search there is
     #: what rebuilds perfect packings; later probes only shave a greedy plan's excess.
     first_probe_tight: float = 0.75
