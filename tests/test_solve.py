@@ -365,22 +365,28 @@ def test_a_component_brought_down_is_kept_while_another_sets_the_height():
     assert plan.height == problem.meta["optimum"]
 
 
+def spy_on_stage(monkeypatch, name: str) -> list[tuple[int, float]]:
+    """Record ``(blocks, seconds left)`` of each call of the component stage ``name`` of
+    :mod:`cpplan.solve.components`, which still runs."""
+    import cpplan.solve.components as components
+
+    given: list[tuple[int, float]] = []
+    stage = getattr(components, name)
+
+    def spy(ctx, comp, budget):
+        given.append((len(comp), budget.remaining()))
+        stage(ctx, comp, budget)
+
+    monkeypatch.setattr(components, name, spy)
+    return given
+
+
 def test_components_go_smallest_first_and_leave_their_time_to_the_larger(monkeypatch):
     # Components of a perfect packing cut in time: each gets a fair share of the time left,
     # the smallest first; what those that answer at once leave goes to the largest, last,
     # which then has nearly all of the limit (not a share fixed before the others ran).
-    import cpplan.solve.components as components
-    from cpplan.perfect import perfect_packing
-
     problem = perfect_packing(400, seed=1)
-    given: list[tuple[int, float]] = []
-    probe_and_bisect = components._probe_and_bisect
-
-    def spy(ctx, comp, budget):
-        given.append((len(comp), budget.remaining()))
-        probe_and_bisect(ctx, comp, budget)
-
-    monkeypatch.setattr(components, "_probe_and_bisect", spy)
+    given = spy_on_stage(monkeypatch, "_probe_and_bisect")
     plan = solve(problem, time_limit=20)
     assert plan.status == "optimal" and not check(problem, plan)
     sizes = [n for n, _ in given]
@@ -528,16 +534,7 @@ def test_importing_the_solver_leaves_or_tools_unloaded():
 ])
 def test_a_component_not_tight_goes_to_the_local_search_when_its_first_probe_does_not_answer(
         monkeypatch, problem, goes):
-    import cpplan.solve.components as components
-
-    given: list[tuple[int, float]] = []
-    local_search = components._local_search
-
-    def spy(ctx, comp, budget):
-        given.append((len(comp), budget.remaining()))
-        local_search(ctx, comp, budget)
-
-    monkeypatch.setattr(components, "_local_search", spy)
+    given = spy_on_stage(monkeypatch, "_local_search")
     plan = solve(problem, time_limit=3, deterministic=True)
     assert check(problem, plan) == []
     assert plan.status != "optimal"  # (the first probe did not answer)

@@ -3,16 +3,15 @@
  * cpplan/planners/occupancy.py cuts time into buckets and explains the tree: per pool, a segment
  * tree over the buckets whose nodes keep the merged byte runs of the placed pieces (`cover`: the
  * pieces covering the node's time range whole; `agg`: those with an end inside it), and per
- * bucket the pieces partial in it. A query for a time range joins a few dozen run lists; the
- * placer sorts their lows and highs apart and picks an offset among the free regions (first-fit
- * or best-fit, the rule of placer.choose). Here the whole of a placement runs in C: the query,
- * the sort (a natural merge sort: the lists come sorted), the choice, the commit (the runs
- * merged into the tree), for a stretch of an order at a time without the GIL; the caller looks
- * at the clock between stretches. The state arrays (which pool and offset each block and piece
- * took) belong to the Python placer and are written here in place.
+ * bucket the pieces partial in it. Here the whole of a placement runs: the query (a few dozen
+ * sorted run lists), their union (merged two by two, joining what overlaps), the choice among
+ * the free regions between its runs (first-fit or best-fit, the rule of placer.choose), the
+ * commit (the block's runs merged into the tree), for a stretch of an order at a time without
+ * the GIL; the caller looks at the clock between stretches. The state arrays (which pool and
+ * offset each block and piece took) belong to the Python placer and are written here in place.
  *
- * The tree answers what placer.py's pure-Python index answered before it (the same runs, the
- * same choices): tests/planners/test_fit.py checks it against the static `tiers` index.
+ * tests/planners/test_fit.py checks the placements against a reference that tries every
+ * candidate region, and against the local search's decoder (the same rules, another way).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -75,6 +74,7 @@ typedef struct {
     int stale;   /* the state changed behind the trees' back: rebuild before the next use */
     Vec out, tmp; /* a query's runs (lo, hi pairs), the merges' room */
     Vec starts;   /* where each sorted list of a query's runs starts (in runs) */
+    Vec pieces;   /* where each piece's union starts in `out` (a block of several pieces) */
 } Occupancy;
 
 /* ---- growable arrays ---- */
@@ -391,40 +391,6 @@ static Py_ssize_t union_lists(Run *a, Py_ssize_t n, i64 *st, Py_ssize_t k, Run *
     return n;
 }
 
-/* Sort a[0..n) by lo: a natural merge sort (the tree's lists come sorted, so a query's runs are
- * a few dozen ascending stretches), merging without branches on the data; tmp has room n. */
-static void sort_runs(Run *a, Py_ssize_t n, Run *tmp) {
-    Run *src = a, *dst = tmp;
-    for (;;) {
-        Py_ssize_t merged = 0, k = 0;
-        while (k < n) {
-            Py_ssize_t m = k + 1; /* run [k, m) */
-            while (m < n && src[m].lo >= src[m - 1].lo) m++;
-            Py_ssize_t r = m; /* run [m, r) */
-            if (r < n) {
-                r++;
-                while (r < n && src[r].lo >= src[r - 1].lo) r++;
-            }
-            Py_ssize_t i = k, j = m, w = k;
-            while (i < m && j < r) {
-                int right = src[j].lo < src[i].lo;
-                dst[w++] = *(right ? &src[j] : &src[i]);
-                j += right;
-                i += !right;
-            }
-            while (i < m) dst[w++] = src[i++];
-            while (j < r) dst[w++] = src[j++];
-            merged++;
-            k = r;
-        }
-        Run *x = src;
-        src = dst;
-        dst = x;
-        if (merged == 1) break; /* one merge made the whole: sorted */
-    }
-    if (src != a) memcpy(a, src, (size_t)n * sizeof(Run));
-}
-
 static inline i64 round_up(i64 x, i64 align) { return align > 1 ? (x + align - 1) / align * align : x; }
 
 /* The offset in [0, top], a multiple of align, picked among the free regions left by the
@@ -467,17 +433,17 @@ static i64 gcd(i64 a, i64 b) {
     return a;
 }
 
-/* Forbidden offset intervals of block i in pool, as runs in o->out: the block at offset `off`
- * collides iff lo - dlo <= off < hi - dhi for one of them. For a block of one piece they come
- * sorted by lo and disjoint (the union of the runs it meets; the caller shifts them by dlo and
- * dhi, which keeps a union a union: dlo >= dhi); for several pieces, each piece's union shifted
- * by its own place in the block, in no order (dlo = dhi = 0). Their count, or -1 when out of
- * memory. */
+/* Forbidden offset intervals of block i in pool, as runs in o->out, sorted by lo and disjoint:
+ * the block at offset `off` collides iff lo - dlo <= off < hi - dhi for one of them. For a
+ * block of one piece, the union of the runs it meets (the caller shifts them by dlo and dhi,
+ * which keeps a union a union: dlo >= dhi); for several pieces, the union of each piece's,
+ * shifted by the piece's place in the block (dlo = dhi = 0; joining overlapping forbidden
+ * intervals leaves the free regions as they were). Their count, or -1 when out of memory. */
 static Py_ssize_t forbidden(Occupancy *o, i64 i, i64 pool, i64 *dlo, i64 *dhi) {
     *dlo = *dhi = 0;
     Tree *t = &o->trees[pool];
     i64 a = o->pptr[i], b = o->pptr[i + 1];
-    o->out.n = 0;
+    o->out.n = o->pieces.n = 0;
     if (!t->cover) return 0; /* nothing placed there yet */
     for (i64 q = a; q < b; q++) {
         i64 lo = o->plo[q], hi = o->phi[q];
@@ -501,8 +467,17 @@ static Py_ssize_t forbidden(Occupancy *o, i64 i, i64 pool, i64 *dlo, i64 *dhi) {
             runs[j].lo -= hi - 1;
             runs[j].hi -= lo;
         }
+        i64 at = base;
+        if (append(&o->pieces, &at, 1)) return -1;
     }
-    return o->out.n / 2;
+    Py_ssize_t n = o->out.n / 2, k = o->pieces.n;
+    if (k > 1) {
+        if (reserve(&o->tmp, 2 * n) || reserve(&o->pieces, k + 1)) return -1;
+        o->pieces.v[k] = n;
+        n = union_lists((Run *)o->out.v, n, o->pieces.v, k, (Run *)o->tmp.v);
+        o->out.n = 2 * n;
+    }
+    return n;
 }
 
 static i64 alignment(const Occupancy *o, i64 i, i64 pool) {
@@ -518,12 +493,7 @@ static i64 find_offset(Occupancy *o, i64 i, i64 pool, int first) {
     Py_ssize_t n = forbidden(o, i, pool, &dlo, &dhi);
     if (n < 0) return -2;
     if (n == 0) return 0;
-    Run *runs = (Run *)o->out.v;
-    if (o->pptr[i + 1] - o->pptr[i] > 1) { /* several pieces' unions: sorted together */
-        if (reserve(&o->tmp, 2 * n)) return -2;
-        sort_runs(runs, n, (Run *)o->tmp.v);
-    }
-    return choose_sorted(runs, n, top, alignment(o, i, pool), first, dlo, dhi);
+    return choose_sorted((const Run *)o->out.v, n, top, alignment(o, i, pool), first, dlo, dhi);
 }
 
 /* Whether block i can sit at off in pool: 1, 0, or -1 when out of memory. */
@@ -710,6 +680,7 @@ static void Occupancy_dealloc(Occupancy *o) {
     }
     PyMem_RawFree(o->out.v);
     PyMem_RawFree(o->starts.v);
+    PyMem_RawFree(o->pieces.v);
     PyMem_RawFree(o->tmp.v);
     for (int k = 0; k < o->nbuf; k++) PyBuffer_Release(&o->buf[k]);
     Py_TYPE(o)->tp_free((PyObject *)o);

@@ -15,8 +15,8 @@ found misses the query. ``agg`` and ``cover`` are only kept at nodes that some q
 (``need``). Pieces can be added, not removed (the placer rebuilds the trees after a removal).
 
 Merged runs are what makes this fast: a well packed pool over a long time window is a handful of
-runs, however many buffers made it. The tree, and the placement loop over it (the query, the sort
-of the runs' lows and highs, the first-fit or best-fit choice, the commit), run in C
+runs, however many buffers made it. The tree, and the placement loop over it (the query, the union
+of the runs it returns, the first-fit or best-fit choice, the commit), run in C
 (``_occupancy.c``, :func:`tree_index`); this module cuts time into buckets for it.
 
 XLA's heap simulator answers the same question with an interval tree

@@ -13,11 +13,10 @@ leave goes to the larger after them), and each by the strategy its size calls fo
   (:mod:`cpplan.exact.gapfill`) follows it, which lowers the best plan where the probes'
   searches get lost among the blocks, and before it, on a component of ``local_search_from``
   blocks or more that is not tight (random schedules: the optimum need not be the bound), most
-  of the time left goes to cpplan's order
-  local search (:mod:`cpplan.planners.local_search`), which goes lower there in seconds than
-  the bisection's probes in the whole limit; a tight component of ``first_look_from`` blocks or more
-  has a first look before it, and LNS (:mod:`cpplan.exact.lns`) takes the bisection's place
-  after its first probe proper;
+  of the time left goes to cpplan's order local search (:mod:`cpplan.planners.local_search`),
+  which goes lower there in seconds than the bisection's probes in the whole limit; a tight
+  component of ``first_look_from`` blocks or more has a first look before it, and LNS
+  (:mod:`cpplan.exact.lns`) takes the bisection's place after its first probe proper;
 * a larger one, when tight at the target, goes to the tiling search first
   (:mod:`cpplan.exact.tiling`); otherwise it is **packed exact at its peak and greedy
   elsewhere** (:mod:`cpplan.exact.peak`), then improved by **large neighbourhood search**

@@ -42,9 +42,9 @@ def tight_first(ctx: Context) -> list[tuple[Component, np.ndarray, str]]:
     packed there by the tiling search (and, at zero slack, the hole search) right after the
     first plan (``large_tile`` of the time in all, shared by size; the other heuristics on
     tens of thousands of blocks take seconds, such a packing often less), with their packings
-    (or, where
-    alignments differ, the realigned plans above the bound: :func:`.components.tile_tight`)
-    and what made them, to put into the heuristics' plan. Each is tried once."""
+    (or, where alignments differ, the realigned plans above the bound:
+    :func:`.components.tile_tight`) and what made them, to put into the heuristics' plan. Each
+    is tried once."""
     b, params = ctx.blocks, ctx.params
     if not ctx.one_pool or len(b) <= params.lns_above or ctx.goal != "minimise":
         return []
