@@ -93,19 +93,28 @@ class Holes:
     """The candidate holes of every event of some blocks, whose sizes (scaled, by position)
     are ``size``. ``complete``: no event's candidates were cut at :data:`CANDIDATES_MAX` (so
     the constraints hold for every tiling). ``skipped`` events got no candidates at all, so
-    ``events`` holds every event inside the span only where it is 0."""
+    ``events`` holds every event inside the span only where it is 0. ``whole`` says, per
+    event, whether its candidates are every pair of equal sums (so that every tiling's holes
+    there are among them); empty where not known."""
 
     events: tuple[tuple[Hole, ...], ...]
     complete: bool
     size: tuple[int, ...]
     skipped: int = 0  # events with no candidates (too many blocks or equal sums)
+    whole: tuple[bool, ...] = ()
+
+    def whole_at(self, k: int) -> bool:
+        """Whether event ``k``'s candidates are every pair of equal sums there."""
+        return k < len(self.whole) and self.whole[k]
 
     def cut(self, most: int) -> Holes:
         """The same candidates, at most ``most`` an event: the first ones (the fewest blocks
         first) and the whole event's pair, as :func:`holes_of` with ``most`` lists them."""
-        events, complete = [], self.complete
-        for cands in self.events:
+        events, complete, wholes = [], self.complete, list(self.whole)
+        for k, cands in enumerate(self.events):
             if len(cands) > most:
+                if k < len(wholes):
+                    wholes[k] = False
                 enders = {j for h in cands for j in h.enders}
                 starters = {j for h in cands for j in h.starters}
                 whole = next(h for h in cands
@@ -113,7 +122,7 @@ class Holes:
                 cands = cands[:most] if whole in cands[:most] else cands[:most - 1] + (whole,)
                 complete = False
             events.append(cands)
-        return Holes(tuple(events), complete, self.size, self.skipped)
+        return Holes(tuple(events), complete, self.size, self.skipped, tuple(wholes))
 
     def members(self) -> int:
         """The blocks of all candidates, counted once per candidate (what :func:`add_holes`
@@ -125,7 +134,7 @@ class Holes:
         starters its enders."""
         return Holes(tuple(tuple(Hole(h.starters, h.enders, h.size) for h in event)
                            for event in self.events[::-1]), self.complete, self.size,
-                     self.skipped)
+                     self.skipped, self.whole[::-1])
 
 
 def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
@@ -349,7 +358,7 @@ def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None, *,
     for j in np.flatnonzero(live).tolist():
         by_start.setdefault(int(start[j]), []).append(j)
         by_end.setdefault(int(end[j]), []).append(j)
-    out, complete, skipped = [], True, 0
+    out, complete, skipped, wholes = [], True, 0, []
     for t in sorted(by_start.keys() & by_end.keys()):
         if t in (t0, t1):
             continue
@@ -372,7 +381,8 @@ def holes_of(blocks: Blocks, ids: np.ndarray, most: int | None = None, *,
         cands, whole = got
         complete &= whole
         out.append(tuple(cands))
-    return Holes(tuple(out), complete, tuple(size.tolist()), skipped)
+        wholes.append(whole)
+    return Holes(tuple(out), complete, tuple(size.tolist()), skipped, tuple(wholes))
 
 
 def tiling_holes(blocks: Blocks, offsets: np.ndarray

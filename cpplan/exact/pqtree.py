@@ -15,10 +15,11 @@ along the paths it changes and shares the rest, so a search keeps every tree it 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 __all__ = ["Node", "leaf", "node", "contiguous", "replace", "locate", "forced", "frontier",
-           "LEAF", "P", "Q"]
+           "digest", "without", "LEAF", "P", "Q"]
 
 LEAF, P, Q = 0, 1, 2
 _EMPTY, _PARTIAL, _FULL = 0, 1, 2
@@ -27,10 +28,11 @@ _EMPTY, _PARTIAL, _FULL = 0, 1, 2
 class Node:
     """A leaf, P-node or Q-node, its children (in order, for a Q-node) and its leaves."""
 
-    __slots__ = ("kind", "children", "leaves")
+    __slots__ = ("kind", "children", "leaves", "_digest")
 
     def __init__(self, kind: int, children: tuple[Node, ...], leaves: frozenset[int]) -> None:
         self.kind, self.children, self.leaves = kind, children, leaves
+        self._digest: bytes | None = None
 
 
 def leaf(item: int) -> Node:
@@ -155,6 +157,35 @@ def forced(t: Node, s: frozenset[int]) -> bool:
     at, span = locate(t, s)
     return span is None or (at.kind == Q and
                             sum(len(at.children[k].leaves) for k in span) == len(s))
+
+
+def without(t: Node, drop: frozenset[int]) -> Node | None:
+    """The tree of ``t``'s frontiers with the leaves of ``drop`` taken out (None: nothing
+    left): a Q-node keeps its other children in their order, a node left with one child is that
+    child. Its frontiers are exactly the orders ``t``'s frontiers induce on the rest."""
+    if t.leaves.isdisjoint(drop):
+        return t
+    if t.kind == LEAF or t.leaves <= drop:
+        return None
+    return node(t.kind, [k for k in (without(c, drop) for c in t.children) if k is not None])
+
+
+def digest(t: Node) -> bytes:
+    """16 bytes that name the set of orders ``t`` stands for, whatever its children's stored
+    order: equal for two trees with the same frontiers (a P-node's children in any order, a
+    Q-node's either way), and, as a 128-bit hash, unequal otherwise but by a chance of about
+    2 ** -128 a pair. Kept in the node (nodes are immutable and shared between trees), so a tree
+    that a reduction rebuilt along one path costs only that path."""
+    if t._digest is None:
+        if t.kind == LEAF:
+            data = b"L" + next(iter(t.leaves)).to_bytes(8, "little", signed=True)
+        elif t.kind == P or len(t.children) == 2:  # (a Q-node of two children is a P-node)
+            data = b"P" + b"".join(sorted(digest(c) for c in t.children))
+        else:
+            kids = [digest(c) for c in t.children]
+            data = b"Q" + min(b"".join(kids), b"".join(kids[::-1]))
+        t._digest = hashlib.blake2b(data, digest_size=16).digest()
+    return t._digest
 
 
 def frontier(t: Node) -> list[int]:

@@ -31,10 +31,24 @@ frontier; a tiling whose aligned order is not read back is passed over, and the 
 
 Where every event's candidates are complete (:attr:`.events.Holes.complete`, none skipped), the
 search is exhaustive: running out of choices proves that the blocks do not fit at the height.
-Its nodes are one event's split each; chronological backtracking can thrash on long strips
-where a wrong split fails only much later. The PQ-tree's use for orders constrained to keep
-subsets contiguous is Booth and Lueker's (1976); its use here, for the holes of a tiling, is
-cpplan's own.
+Its nodes are one event's split each. Backtracking is chronological, and a wrong split may fail
+only dozens of events later (where sizes of every scale make sums alike by chance, the first
+events of a strip split hundreds of ways), so two things keep it from searching the same
+ground again:
+
+* the search from an event on depends on nothing but the tree it starts from, and many ways to
+  split the events before give the same tree: each (event, tree) searched to the end without a
+  tiling is kept (by :func:`.pqtree.digest`, which names a tree's orders however they are
+  stored) and never searched again;
+* each split is checked against the certain holes of the events ahead
+  (:class:`.lookahead.Lookahead`), which a wrong split often breaks at once.
+
+Both keep the search exhaustive (a tree skipped leads to no tiling). On a perfect packing of
+500 buffers of every scale (``multiscale``, seed 0) the search forwards thrashed at the 52nd of
+89 events for as long as it ran; with them it rebuilds the strip in about 200000 nodes
+(``tests/exact/test_refill.py``). The PQ-tree's use for orders constrained to keep subsets
+contiguous is Booth and Lueker's (1976); its use here, for the holes of a tiling, the failed
+trees kept and the lookahead are cpplan's own.
 """
 
 from __future__ import annotations
@@ -51,8 +65,9 @@ import numpy as np
 from ..blocks import Blocks
 from ..deadline import Budget
 from .events import PAIRS_ENUMERATED, SIDE_MAX, Hole, Holes, holes_of, zero_slack
+from .lookahead import Lookahead
 from .outcome import Outcome
-from .pqtree import Node, P, contiguous, forced, frontier, leaf, locate, node, replace
+from .pqtree import Node, P, contiguous, digest, forced, frontier, leaf, locate, node, replace
 from .residues import Residues
 
 __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
@@ -62,7 +77,12 @@ __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
 # nodes).
 REFILL_NODES_PER_SECOND = 10_000
 _CHECK_EVERY = 64  # nodes between looks at the clock and the stop flags
-SLICE = 2_000  # nodes of one direction's search before the other's turn
+# One direction's turn before the other's: nodes in deterministic mode, seconds on the clock
+# (a way's nodes may cost ten times the other's: a perfect packing of 500 buffers of every
+# scale, 32000 nodes a second forwards and 3000 backwards, so that turns of equal nodes left
+# the way that finds the tiling a tenth of the time).
+SLICE = 2_000
+SLICE_SECONDS = 0.25
 # Steps (nodes visited) to read the aligned offsets of one tiling back before passing it over:
 # ORDER_WORK for the search among orders, and ORDER_WORK_PER_BLOCK a block for the read
 # itself, which visits every node of the last tree and of each hole's enders at least once (a
@@ -85,7 +105,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
            keep: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit at most ``height`` high (scaled), where they are at zero slack?
     Answered by the hole search (module docstring), run forwards and backwards in time in turn
-    (:data:`SLICE` nodes each): which way thrashes depends on the strip.
+    (:data:`SLICE` nodes or :data:`SLICE_SECONDS` each): which way thrashes depends on the
+    strip.
 
     ``holes``: the candidates (:func:`.events.holes_of` with :data:`.events.PAIRS_ENUMERATED`)
     of blocks the caller found at zero slack at ``height``, else found here and, with ``keep``
@@ -142,11 +163,17 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     try:
         while searches and not stopped():
             search = searches[0]
-            slice_ = search.slice_left if node_budget is None else \
-                min(search.slice_left, node_budget - nodes)
-            status = search.run(slice_, stopped)
+            if node_budget is None:
+                turn_ends = time.perf_counter() + search.time_left
+                status = search.run(
+                    1 << 62, lambda: stopped() or time.perf_counter() > turn_ends)  # noqa: B023
+                search.time_left = turn_ends - time.perf_counter()
+                turn_over = search.time_left <= 0
+            else:
+                status = search.run(min(search.slice_left, node_budget - nodes), stopped)
+                search.slice_left -= search.nodes_since
+                turn_over = not search.slice_left
             nodes += search.nodes_since
-            search.slice_left -= search.nodes_since
             if status == "found":
                 assert search.found is not None
                 if keep is not None:
@@ -160,8 +187,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
                 if search.holes.complete and not search.unread:
                     return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")
                 searches.pop(0)  # (its candidates were cut: the other way may still find one)
-            elif not search.slice_left:  # (else stopped: it goes on first in the next call)
-                search.slice_left = SLICE
+            elif turn_over:  # (else stopped: it goes on first in the next call)
+                search.slice_left, search.time_left = SLICE, SLICE_SECONDS
                 searches.append(searches.pop(0))
         return Outcome("unknown", detail=f"refill, {nodes} nodes")
     except RecursionError:  # (trees nested deeper than Python's stack: thousands of blocks)
@@ -197,7 +224,15 @@ class _Search:
             self.frames.append(_splits(tree, self.event(0), residues) if holes.events
                                else iter([(tree, [])]))
         self.nodes_since = 0
-        self.slice_left = SLICE  # (nodes left in its turn: :func:`refill` takes turns)
+        # (what is left of its turn, in nodes or seconds: :func:`refill` takes turns)
+        self.slice_left, self.time_left = SLICE, SLICE_SECONDS
+        # The states searched to the end with no tiling: (event, the tree's digest). The
+        # search from an event on depends on nothing but the tree of orders it starts from
+        # (with residues, on their bounds too: none kept then), and many ways to split the
+        # events before lead to the same tree.
+        self.failed: set[tuple[int, bytes]] = set()
+        self.keys: list[tuple[int, bytes] | None] = [None] * len(self.frames)
+        self.lookahead = Lookahead(holes)
 
     def event(self, k: int) -> _Event:
         """Event ``k``'s candidates, looked up as :func:`_splits` does (made once)."""
@@ -223,20 +258,31 @@ class _Search:
                     continue
                 tree, applied = split
                 if len(self.path) + 1 < len(events):
+                    if not self.lookahead.allows(tree, len(self.path)):
+                        continue
+                    key = None if self.residues is not None else \
+                        (len(self.path) + 1, digest(tree))
+                    if key in self.failed:
+                        continue
                     self.path.append(applied)
                     self.frames.append(_splits(tree, self.event(len(self.path)),
                                                self.residues))
+                    self.keys.append(key)
                     break
                 # (the last event's split: a tiling, if its offsets are read back)
                 self.path.append(applied)
                 self.found = _offsets(tree, self.path, self.size, self.residues)
                 if self.found is not None:
                     self.frames.clear()
+                    self.keys.clear()
                     return "found"
                 self.unread += 1
                 self.path.pop()
             else:  # (no split of this event left: back to the last choice)
                 self.frames.pop()
+                key = self.keys.pop()
+                if key is not None:
+                    self.failed.add(key)
                 if self.frames:
                     self.path.pop()
         return "exhausted"
@@ -253,6 +299,12 @@ class _Event:
     enders: tuple[int, ...]
     holding: dict[int, list[tuple[tuple[int, ...], frozenset[int], frozenset[int]]]]
     cut: bool
+    # Each ender's and starter's bit, and per ender the bits of the enders and of the starters
+    # of each candidate holding it (sides of at most SIDE_HARD blocks): the candidates
+    # disjoint from a split's blocks so far are picked out at once, not one by one.
+    ender_bit: dict[int, int]
+    starter_bit: dict[int, int]
+    masks: dict[int, tuple[np.ndarray, np.ndarray]]
 
     @classmethod
     def of(cls, cands: tuple[Hole, ...]) -> _Event:
@@ -266,7 +318,14 @@ class _Event:
                 holding.setdefault(j, []).append((h.starters, ends, starts))
         # Where the candidates were cut (too many blocks to pair every subset), one hole may be
         # missing: the enders left to it are reserved, and the starters left over fill them.
-        return cls(starters, enders, holding, max(len(enders), len(starters)) > SIDE_MAX)
+        ender_bit = {j: 1 << i for i, j in enumerate(enders)}
+        starter_bit = {j: 1 << i for i, j in enumerate(sorted(starters))}
+        masks = {j: (np.array([sum(ender_bit[x] for x in ends) for _m, ends, _s in hs], np.int64),
+                     np.array([sum(starter_bit[x] for x in made) for made, _e, _s in hs],
+                              np.int64))
+                 for j, hs in holding.items()}
+        return cls(starters, enders, holding, max(len(enders), len(starters)) > SIDE_MAX,
+                   ender_bit, starter_bit, masks)
 
 
 def _splits(tree: Node, event: _Event, residues: Residues | None = None
@@ -279,16 +338,19 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
     ``residues``, also a hole after which no order keeps the alignments. None now and then
     while looking (so that a search can stop in a long look)."""
     starters, enders, holding, cut = event.starters, event.enders, event.holding, event.cut
+    ender_bit, starter_bit, masks = event.ender_bit, event.starter_bit, event.masks
 
     def covers(used: frozenset[int], reserved: frozenset[int], tree: Node,
-               applied: list[_Applied]) -> Iterator[tuple[Node, list[_Applied]] | None]:
-        free = next((j for j in enders if j not in used and j not in reserved), None)
+               applied: list[_Applied], taken_e: int, taken_s: int
+               ) -> Iterator[tuple[Node, list[_Applied]] | None]:
+        # (taken_e: the bits of the enders used or reserved; taken_s: of the starters used)
+        free = next((j for j in enders if not taken_e & ender_bit[j]), None)
         if free is None:
             rest = tuple(sorted(starters - used))
             if not reserved and not rest:
                 yield tree, list(applied)
             elif reserved and rest:
-                yield from hole(used, reserved, rest, reserved, tree, applied)
+                yield from hole(used, reserved, rest, reserved, tree, applied, taken_e, taken_s)
             return
         yield None
         # (the rest of the event, the enders reserved too, as one hole alone where its enders
@@ -298,17 +360,20 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
         rest_enders = frozenset(enders) - used
         if forced(tree, rest_enders):
             yield from hole(used, reserved, tuple(sorted(starters - used)), rest_enders, tree,
-                            applied)
+                            applied, taken_e, taken_s)
             return
-        for made, ends, starts in holding.get(free, ()):
-            if used.isdisjoint(ends) and used.isdisjoint(starts) and reserved.isdisjoint(ends):
-                yield from hole(used, reserved, made, ends, tree, applied)
+        if free in holding:
+            hs, (me, ms) = holding[free], masks[free]
+            for k in np.flatnonzero(((me & taken_e) | (ms & taken_s)) == 0).tolist():
+                made, ends, _starts = hs[k]
+                yield from hole(used, reserved, made, ends, tree, applied, taken_e, taken_s)
         if cut:
-            yield from covers(used, reserved | {free}, tree, applied)
+            yield from covers(used, reserved | {free}, tree, applied,
+                              taken_e | ender_bit[free], taken_s)
 
     def hole(used: frozenset[int], reserved: frozenset[int], made: tuple[int, ...],
-             ends: frozenset[int], tree: Node, applied: list[_Applied]
-             ) -> Iterator[tuple[Node, list[_Applied]] | None]:
+             ends: frozenset[int], tree: Node, applied: list[_Applied], taken_e: int,
+             taken_s: int) -> Iterator[tuple[Node, list[_Applied]] | None]:
         reduced = contiguous(tree, ends)
         if reduced is None:
             return
@@ -326,12 +391,14 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
                 residues.release(new.leaves, before)
                 return
         applied.append((ends, made, reduced))
-        yield from covers(used | ends | frozenset(made), reserved - ends, after, applied)
+        yield from covers(used | ends | frozenset(made), reserved - ends, after, applied,
+                          taken_e | sum(ender_bit[j] for j in ends),
+                          taken_s | sum(starter_bit[j] for j in made))
         applied.pop()
         if residues is not None:
             residues.release(new.leaves, before)
 
-    return covers(frozenset(), frozenset(), tree, [])
+    return covers(frozenset(), frozenset(), tree, [], 0, 0)
 
 
 def _offsets(last: Node, path: list[list[_Applied]], size: np.ndarray,

@@ -14,12 +14,14 @@ from cpplan.exact.pqtree import (
     P,
     Q,
     contiguous,
+    digest,
     forced,
     frontier,
     leaf,
     locate,
     node,
     replace,
+    without,
 )
 
 
@@ -112,3 +114,49 @@ def test_a_subset_is_forced_exactly_where_every_order_has_it_contiguous(seed):
             for s in map(frozenset, itertools.combinations(range(n), k)):
                 assert forced(t, s) == all(_contiguous(o, s) for o in orders), (s, orders)
 
+
+
+def _random_tree(rng: random.Random, items: int) -> Node:
+    """A tree over ``items`` leaves made by random contiguous subsets (those that reduce)."""
+    t = node(P, [leaf(x) for x in range(items)])
+    for _ in range(items):
+        s = frozenset(rng.sample(range(items), rng.randint(2, items - 1)))
+        t = contiguous(t, s) or t
+    return t
+
+
+def _shuffled(t: Node, rng: random.Random) -> Node:
+    """The same tree stored otherwise: a P-node's children in another order, a Q-node's
+    perhaps reversed."""
+    if t.kind == LEAF:
+        return t
+    kids = [_shuffled(c, rng) for c in t.children]
+    if t.kind == P:
+        rng.shuffle(kids)
+    elif rng.random() < 0.5:
+        kids.reverse()
+    return node(t.kind, kids)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_digest_names_the_orders_not_the_way_they_are_stored(seed):
+    rng = random.Random(seed)
+    trees = [_random_tree(rng, 6) for _ in range(12)]
+    for t in trees:
+        assert digest(_shuffled(t, rng)) == digest(t)
+    for a, b in itertools.combinations(trees, 2):
+        assert (digest(a) == digest(b)) == (_frontiers(a) == _frontiers(b))
+    pair = [leaf(1), node(P, [leaf(2), leaf(3)])]
+    assert digest(node(Q, pair)) == digest(node(P, pair[::-1]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_taking_leaves_out_keeps_the_orders_the_rest_had(seed):
+    rng = random.Random(seed)
+    t = _random_tree(rng, 7)
+    drop = frozenset(rng.sample(range(7), rng.randint(1, 4)))
+    rest = without(t, drop)
+    assert rest is not None and rest.leaves == t.leaves - drop
+    assert _frontiers(rest) == {tuple(x for x in order if x not in drop)
+                                for order in _frontiers(t)}
+    assert without(t, t.leaves) is None

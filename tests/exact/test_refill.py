@@ -16,7 +16,7 @@ from cpplan.deadline import Budget
 from cpplan.exact.events import holes_of
 from cpplan.exact.model import build_model
 from cpplan.exact.pqtree import P, leaf, node
-from cpplan.exact.refill import _Event, _splits, refill
+from cpplan.exact.refill import _Event, _Search, _splits, refill
 from cpplan.exact.search import probe
 from cpplan.perfect import (
     mosaic_packing,
@@ -255,12 +255,14 @@ def test_a_search_stopped_early_goes_on_where_it_stopped(aligned):
     # (a probe's first look stops its hole search after a share of its time, and the probe
     # after it asks again: with the caller's ``keep`` the second call goes on from the first's
     # state, the two together as many nodes as one call that was never stopped, give or take
-    # the step of looking where it stopped)
+    # the step of looking where it stopped; turns of nodes, as in deterministic mode, where
+    # a node budget is given: on the clock the two ways take turns of time)
     problem = (ring_packing if aligned else realloc_packing)(250, seed=1, aligned=aligned)
     blocks = make_blocks(problem)
     ids, height = np.arange(len(blocks)), problem.meta["optimum"] // blocks.scale
     whole: dict = {}
-    assert refill(blocks, ids, height, Budget(30.0), stats=whole).status == "feasible"
+    assert refill(blocks, ids, height, Budget(30.0), node_budget=10**9,
+                  stats=whole).status == "feasible"
     assert whole["nodes"] > 100
     keep: dict = {}
     first: dict = {}
@@ -268,7 +270,7 @@ def test_a_search_stopped_early_goes_on_where_it_stopped(aligned):
     cut = refill(blocks, ids, height, Budget(30.0), node_budget=whole["nodes"] // 2,
                  keep=keep, stats=first)
     assert cut.status == "unknown"
-    out = refill(blocks, ids, height, Budget(30.0), keep=keep, stats=second)
+    out = refill(blocks, ids, height, Budget(30.0), node_budget=10**9, keep=keep, stats=second)
     assert out.status == "feasible"
     assert abs(first["nodes"] + second["nodes"] - whole["nodes"]) <= 1
     assert np.array_equal(out.offsets, refill(blocks, ids, height, Budget(30.0)).offsets)
@@ -296,3 +298,25 @@ def test_an_event_whose_enders_every_order_keeps_together_is_one_hole():
 
     assert splits(["a", "b"]) == [[(2, 2)]]
     assert sorted(splits(["a", "b", "c"])) == [[(1, 1), (1, 1)], [(2, 2)]]
+
+
+def test_a_wrong_split_early_is_found_out_without_searching_its_trees_again():
+    # Buffers of every scale: the first events of this strip split hundreds of ways by chance
+    # (sums of many sizes alike), and a wrong split there fails only dozens of events later.
+    # Chronological backtracking then searches the same trees of orders again and again; the
+    # search keeps those it searched to the end (``failed``) and checks each split against the
+    # certain holes ahead (:mod:`cpplan.exact.lookahead`), and rebuilds the strip forwards.
+    problem = multiscale_packing(400, seed=0)
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    size = blocks.size.astype(np.int64)
+    search = _Search(holes_of(blocks, ids, 20_000), blocks.start, size, False)
+    assert search.run(300_000, lambda: False) == "found"
+    assert search.failed  # (trees it did not search twice)
+    assert search.found is not None
+    offsets = search.found
+    for i in range(len(blocks)):
+        for j in range(i):
+            if blocks.start[i] < blocks.end[j] and blocks.start[j] < blocks.end[i]:
+                assert offsets[i] + size[i] <= offsets[j] or offsets[j] + size[j] <= offsets[i]
+    assert (offsets + size).max() == problem.meta["optimum"] // blocks.scale

@@ -1,0 +1,72 @@
+"""What the holes of events to come ask of the order of the blocks alive now.
+
+The hole search (:mod:`.refill`) keeps every order of the blocks alive that its choices allow,
+in a PQ-tree, and learns that a choice was wrong only at the event whose holes no order allows,
+often dozens of events later. Some holes to come are certain now: at an event whose candidates
+are every pair of equal sums there (:meth:`.events.Holes.whole_at`), every candidate holding an
+ender ``x`` may share more enders, and those are in ``x``'s hole in every tiling. A hole's
+enders are one run of bytes just before it, and the blocks alive now keep their bytes until they
+end. So among the blocks alive now, those of such a set ``X`` are contiguous once the blocks
+that end before that event, or at it, are taken out (they may lie between; a block that lives
+past it may not). :class:`Lookahead` checks this for the events of the next
+:data:`WINDOW`, after each split the search tries: a tree that fails it leads to no tiling.
+
+The check is sound for every tiling whose holes are candidates (the only ones the search
+builds), so the search stays exhaustive where it was. The inference is cpplan's own.
+"""
+
+from __future__ import annotations
+
+from .events import Holes
+from .pqtree import Node, contiguous, without
+
+__all__ = ["Lookahead", "WINDOW"]
+
+# Events ahead that a split is checked against: the holes of a wrong split at an event of many
+# blocks (perfect packings of 500 buffers of every scale) mostly fail within a few events
+# ahead; each one more costs a reduction per certain set.
+WINDOW = 20
+
+
+class Lookahead:
+    """The certain sets of enders of each event of ``holes`` (in the search's direction of
+    time), and when each block ends."""
+
+    def __init__(self, holes: Holes, window: int = WINDOW) -> None:
+        self.window = window
+        self.ends: dict[int, int] = {}  # block -> the event it ends at (none: the strip's end)
+        self.certain: dict[int, list[frozenset[int]]] = {}
+        for k, cands in enumerate(holes.events):
+            for h in cands:
+                for j in h.enders:
+                    self.ends[j] = k
+            if not holes.whole_at(k):
+                continue
+            common: dict[int, frozenset[int]] = {}
+            for h in cands:
+                ends = frozenset(h.enders)
+                for j in h.enders:
+                    common[j] = common[j] & ends if j in common else ends
+            sets = {s for s in common.values() if len(s) >= 2}
+            if sets:
+                self.certain[k] = sorted(sets, key=len)
+
+    def allows(self, tree: Node, k: int) -> bool:
+        """Whether some order of ``tree`` (the blocks alive just after event ``k``) keeps
+        every certain set of the next :attr:`window` events contiguous, as above."""
+        alive = tree.leaves
+        for later in range(k + 1, k + 1 + self.window):
+            sets = self.certain.get(later)
+            if sets is None:
+                continue
+            gone: frozenset[int] | None = None
+            for s in sets:
+                now = s & alive
+                if len(now) < 2:
+                    continue
+                if gone is None:
+                    gone = frozenset(j for j in alive if self.ends.get(j, later + 1) <= later)
+                rest = without(tree, gone - now)
+                if rest is None or contiguous(rest, now) is None:
+                    return False
+        return True
