@@ -58,7 +58,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -77,10 +77,11 @@ __all__ = ["refill", "REFILL_NODES_PER_SECOND"]
 # nodes).
 REFILL_NODES_PER_SECOND = 10_000
 _CHECK_EVERY = 64  # nodes between looks at the clock and the stop flags
-# One direction's turn before the other's: nodes in deterministic mode, seconds on the clock
-# (a way's nodes may cost ten times the other's: a perfect packing of 500 buffers of every
-# scale, 32000 nodes a second forwards and 3000 backwards, so that turns of equal nodes left
-# the way that finds the tiling a tenth of the time).
+# One direction's turn before the other's: nodes in deterministic mode and in each way's first
+# turn on the clock (most answers come within it), seconds in its later turns (a way's nodes
+# may cost ten times the other's: a perfect packing of 500 buffers of every scale, 32000 nodes
+# a second forwards and 3000 backwards, so that turns of equal nodes left the way that finds
+# the tiling a tenth of the time).
 SLICE = 2_000
 SLICE_SECONDS = 0.25
 # Steps (nodes visited) to read the aligned offsets of one tiling back before passing it over:
@@ -105,8 +106,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
            keep: dict | None = None) -> Outcome:
     """Do blocks ``ids`` fit at most ``height`` high (scaled), where they are at zero slack?
     Answered by the hole search (module docstring), run forwards and backwards in time in turn
-    (:data:`SLICE` nodes or :data:`SLICE_SECONDS` each): which way thrashes depends on the
-    strip.
+    (:data:`SLICE` nodes, then :data:`SLICE_SECONDS` each on the clock): which way thrashes
+    depends on the strip.
 
     ``holes``: the candidates (:func:`.events.holes_of` with :data:`.events.PAIRS_ENUMERATED`)
     of blocks the caller found at zero slack at ``height``, else found here and, with ``keep``
@@ -163,14 +164,15 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     try:
         while searches and not stopped():
             search = searches[0]
-            if node_budget is None:
+            if node_budget is None and search.turns:
                 turn_ends = time.perf_counter() + search.time_left
                 status = search.run(
                     1 << 62, lambda: stopped() or time.perf_counter() > turn_ends)  # noqa: B023
                 search.time_left = turn_ends - time.perf_counter()
                 turn_over = search.time_left <= 0
             else:
-                status = search.run(min(search.slice_left, node_budget - nodes), stopped)
+                status = search.run(search.slice_left if node_budget is None else
+                                    min(search.slice_left, node_budget - nodes), stopped)
                 search.slice_left -= search.nodes_since
                 turn_over = not search.slice_left
             nodes += search.nodes_since
@@ -189,6 +191,7 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
                 searches.pop(0)  # (its candidates were cut: the other way may still find one)
             elif turn_over:  # (else stopped: it goes on first in the next call)
                 search.slice_left, search.time_left = SLICE, SLICE_SECONDS
+                search.turns += 1
                 searches.append(searches.pop(0))
         return Outcome("unknown", detail=f"refill, {nodes} nodes")
     except RecursionError:  # (trees nested deeper than Python's stack: thousands of blocks)
@@ -226,6 +229,7 @@ class _Search:
         self.nodes_since = 0
         # (what is left of its turn, in nodes or seconds: :func:`refill` takes turns)
         self.slice_left, self.time_left = SLICE, SLICE_SECONDS
+        self.turns = 0
         # The states searched to the end with no tiling: (event, the tree's digest). The
         # search from an event on depends on nothing but the tree of orders it starts from
         # (with residues, on their bounds too: none kept then), and many ways to split the
@@ -304,7 +308,7 @@ class _Event:
     # disjoint from a split's blocks so far are picked out at once, not one by one.
     ender_bit: dict[int, int]
     starter_bit: dict[int, int]
-    masks: dict[int, tuple[np.ndarray, np.ndarray]]
+    bits: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, cands: tuple[Hole, ...]) -> _Event:
@@ -318,14 +322,20 @@ class _Event:
                 holding.setdefault(j, []).append((h.starters, ends, starts))
         # Where the candidates were cut (too many blocks to pair every subset), one hole may be
         # missing: the enders left to it are reserved, and the starters left over fill them.
-        ender_bit = {j: 1 << i for i, j in enumerate(enders)}
-        starter_bit = {j: 1 << i for i, j in enumerate(sorted(starters))}
-        masks = {j: (np.array([sum(ender_bit[x] for x in ends) for _m, ends, _s in hs], np.int64),
-                     np.array([sum(starter_bit[x] for x in made) for made, _e, _s in hs],
-                              np.int64))
-                 for j, hs in holding.items()}
         return cls(starters, enders, holding, max(len(enders), len(starters)) > SIDE_MAX,
-                   ender_bit, starter_bit, masks)
+                   {j: 1 << i for i, j in enumerate(enders)},
+                   {j: 1 << i for i, j in enumerate(sorted(starters))})
+
+    def masks(self, ender: int) -> tuple[np.ndarray, np.ndarray]:
+        """The bits of the enders and of the starters of each candidate holding ``ender``
+        (made on first use: the split search looks up only the enders it comes to first)."""
+        got = self.bits.get(ender)
+        if got is None:
+            hs = self.holding[ender]
+            got = self.bits[ender] = (
+                np.array([sum(self.ender_bit[x] for x in e) for _m, e, _s in hs], np.int64),
+                np.array([sum(self.starter_bit[x] for x in m) for m, _e, _s in hs], np.int64))
+        return got
 
 
 def _splits(tree: Node, event: _Event, residues: Residues | None = None
@@ -338,7 +348,7 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
     ``residues``, also a hole after which no order keeps the alignments. None now and then
     while looking (so that a search can stop in a long look)."""
     starters, enders, holding, cut = event.starters, event.enders, event.holding, event.cut
-    ender_bit, starter_bit, masks = event.ender_bit, event.starter_bit, event.masks
+    ender_bit, starter_bit = event.ender_bit, event.starter_bit
 
     def covers(used: frozenset[int], reserved: frozenset[int], tree: Node,
                applied: list[_Applied], taken_e: int, taken_s: int
@@ -363,7 +373,7 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
                             applied, taken_e, taken_s)
             return
         if free in holding:
-            hs, (me, ms) = holding[free], masks[free]
+            hs, (me, ms) = holding[free], event.masks(free)
             for k in np.flatnonzero(((me & taken_e) | (ms & taken_s)) == 0).tolist():
                 made, ends, _starts = hs[k]
                 yield from hole(used, reserved, made, ends, tree, applied, taken_e, taken_s)
