@@ -95,6 +95,10 @@ ORDER_WORK_PER_BLOCK = 4
 # order read may put them where their enders cannot be aligned, and another order not.
 READ_TRIES = 4
 
+# The (event, tree) states searched to the end that a search keeps, at most (about 150 bytes
+# each): past it they are forgotten, and may be searched again.
+FAILED_KEPT = 1_000_000
+
 # One hole as the search applied it: its enders, its starters, and the tree in which the
 # enders had just been made contiguous (to read an order of the enders back from).
 _Applied = tuple[frozenset[int], tuple[int, ...], Node]
@@ -286,6 +290,8 @@ class _Search:
                 self.frames.pop()
                 key = self.keys.pop()
                 if key is not None:
+                    if len(self.failed) >= FAILED_KEPT:  # (a bound on its memory: it only saves)
+                        self.failed.clear()
                     self.failed.add(key)
                 if self.frames:
                     self.path.pop()
