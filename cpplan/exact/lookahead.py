@@ -56,13 +56,12 @@ class Lookahead:
         every certain set of the next :attr:`window` events contiguous, as above."""
         alive = tree.leaves
         for later in range(k + 1, k + 1 + self.window):
-            sets = self.certain.get(later)
-            if sets is None:
-                continue
-            gone: frozenset[int] | None = None
-            for s in sets:
+            gone: frozenset[int] | None = None  # (the blocks alive that end by ``later``)
+            for s in self.certain.get(later, ()):
                 now = s & alive
-                if len(now) < 2:
+                # (contiguous in the whole tree, they are once blocks are taken out: the
+                # common case, and cheaper than taking them out)
+                if len(now) < 2 or contiguous(tree, now) is not None:
                     continue
                 if gone is None:
                     gone = frozenset(j for j in alive if self.ends.get(j, later + 1) <= later)
