@@ -266,11 +266,11 @@ class _Search:
                     continue
                 tree, applied = split
                 if len(self.path) + 1 < len(events):
-                    if not self.lookahead.allows(tree, len(self.path)):
-                        continue
+                    # (a tree searched to the end once passed the lookahead then: looked up
+                    # first, it is not checked again)
                     key = None if self.residues is not None else \
                         (len(self.path) + 1, digest(tree))
-                    if key in self.failed:
+                    if key in self.failed or not self.lookahead.allows(tree, len(self.path)):
                         continue
                     self.path.append(applied)
                     self.frames.append(_splits(tree, self.event(len(self.path)),

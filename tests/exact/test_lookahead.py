@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cpplan import Buffer, Problem, make_blocks
-from cpplan.exact.events import holes_of, tiling_holes
+from cpplan.exact.events import PAIRS_ENUMERATED, holes_of, tiling_holes
 from cpplan.exact.lookahead import Lookahead
 from cpplan.exact.pqtree import P, Q, contiguous, leaf, node, replace
 from cpplan.perfect import FAMILIES
@@ -22,7 +22,7 @@ def test_the_orders_of_a_tiling_pass_at_every_event(family, seed):
     problem = FAMILIES[family](300, seed=seed)
     blocks = make_blocks(problem)
     ids = np.arange(len(blocks))
-    holes = holes_of(blocks, ids, 20_000)
+    holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
     assert not holes.skipped
     truth = tiling_holes(blocks, np.asarray(problem.meta["offsets"]) // blocks.scale)
     times = [t for t in sorted(truth) if truth[t] and any(s for _e, s in truth[t])]

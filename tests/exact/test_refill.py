@@ -13,7 +13,7 @@ from ortools.sat.python import cp_model
 
 from cpplan import Buffer, Problem, make_blocks
 from cpplan.deadline import Budget
-from cpplan.exact.events import holes_of
+from cpplan.exact.events import PAIRS_ENUMERATED, holes_of
 from cpplan.exact.model import build_model
 from cpplan.exact.pqtree import P, leaf, node
 from cpplan.exact.refill import _Event, _Search, _splits, refill
@@ -310,7 +310,7 @@ def test_a_wrong_split_early_is_found_out_without_searching_its_trees_again():
     blocks = make_blocks(problem)
     ids = np.arange(len(blocks))
     size = blocks.size.astype(np.int64)
-    search = _Search(holes_of(blocks, ids, 20_000), blocks.start, size, False)
+    search = _Search(holes_of(blocks, ids, PAIRS_ENUMERATED), blocks.start, size, False)
     assert search.run(300_000, lambda: False) == "found"
     assert search.failed  # (trees it did not search twice)
     assert search.found is not None
