@@ -7,8 +7,10 @@ blocks that start go into them together:
 1. gap by gap, the narrowest first (its width perturbed at random), the subset of the starting
    blocks whose sizes fill the gap best (a subset sum over their sizes, by dynamic
    programming over the reachable sums) goes in when it fills at least a share of the gap
-   (drawn at random per descent, :data:`FILL_LOW` to 1), stacked from the gap's lower or upper
-   edge (at random), the longest-lived next to the edge, each at its alignment;
+   (drawn at random per descent, :data:`FILL_LOW` to 1), stacked in the gap by their ends
+   (those that end with the block under the gap next to it, those that end with the block
+   over it next to that, the rest later ends lower: blocks that end together side by side,
+   so that their bytes come free as one gap), each at its alignment;
 2. the blocks left over go best-fit: each into the narrowest gap it fits, as low as it fits.
 
 Where blocks free a run of neighbours and their bytes go to the blocks that start (the way
@@ -183,9 +185,11 @@ def _place(m: _Moments, k: int, alive: list[int], off: list[int], height: int, f
     size, end, align = m.size, m.end, m.align
     starting = m.groups[k]
     t, last = m.times[k], max(end[i] for i in starting)
-    taken = sorted([(off[i], off[i] + size[i]) for i in alive]
-                   + [(off[j], off[j] + size[j]) for j in m.fixed
-                      if m.start[j] < last and end[j] > t])
+    neighbours = alive + [j for j in m.fixed if m.start[j] < last and end[j] > t]
+    taken = sorted((off[i], off[i] + size[i]) for i in neighbours)
+    # (the end of the block just under and just over each byte boundary: a gap's edges)
+    under = {off[i] + size[i]: end[i] for i in neighbours}
+    over = {off[i]: end[i] for i in neighbours}
     gaps: list[list[int]] = []
     cur = 0
     for lo, hi in taken:
@@ -207,8 +211,9 @@ def _place(m: _Moments, k: int, alive: list[int], off: list[int], height: int, f
         sums += reached
         if not subset or total < fill * width:
             continue
-        placed = _stack(m, sorted(subset, key=lambda i: -end[i]), g, off,
-                        from_below=rng.random() < 0.5)
+        lower_end, upper_end = under.get(g[0], -1), over.get(g[1], -1)
+        ordered, from_below = _by_ends(subset, end, lower_end, upper_end, rng)
+        placed = _stack(m, ordered, g, off, from_below=from_below)
         if placed:
             chosen = set(subset)
             todo = [i for i in todo if i not in chosen]
@@ -226,6 +231,24 @@ def _place(m: _Moments, k: int, alive: list[int], off: list[int], height: int, f
             gaps.append([g[0], y])
         g[0] = y + size[i]
     return True, sums
+
+
+def _by_ends(subset: tuple[int, ...], end: list[int], lower_end: int, upper_end: int,
+             rng: random.Random) -> tuple[list[int], bool]:
+    """The blocks of ``subset`` in the order to stack them into a gap (the first next to the
+    edge it is stacked from), and whether from the lower edge. From the bottom up: those that
+    end with the block under the gap, the rest by later ends first, those that end with the
+    block over the gap; stacked against the edge whose neighbour ends with some of them
+    (either edge at random where both or neither does). Blocks that end together then lie
+    side by side, and the bytes of a run of neighbours come free as one gap: where a run ends
+    and its bytes go to the blocks that start, those must find them in one piece."""
+    low = [i for i in subset if end[i] == lower_end]
+    high = [i for i in subset if end[i] == upper_end and end[i] != lower_end]
+    rest = sorted((i for i in subset if end[i] != lower_end and end[i] != upper_end),
+                  key=lambda i: -end[i])
+    from_below = bool(low) if bool(low) != bool(high) else rng.random() < 0.5
+    upwards = low + rest + high
+    return (upwards if from_below else upwards[::-1]), from_below
 
 
 def _stack(m: _Moments, blocks: list[int], gap: list[int], off: list[int],

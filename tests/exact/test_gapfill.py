@@ -4,13 +4,15 @@ of the buffers that end."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 from cpplan import Buffer, Pool, Problem, check, make_blocks, objective_lower_bound
 from cpplan.deadline import Budget, PlanOptions
-from cpplan.exact.gapfill import improve
-from cpplan.perfect import repeated_packing
+from cpplan.exact.gapfill import _by_ends, improve
+from cpplan.perfect import mosaic_packing, repeated_packing
 from cpplan.planners import get
 from cpplan.solve import SolverParams, solve
 from tests.strategies import problems
@@ -104,3 +106,31 @@ def test_solve_gives_it_a_smaller_component_whose_first_probe_does_not_answer():
     assert check(problem, plan) == []
     assert "gap-fill" in phases
     assert plan.objective < get("best-fit")(problem).objective
+
+
+def test_blocks_that_end_with_a_gaps_neighbour_are_stacked_next_to_it():
+    # (a gap between a block that ends at 3, under it, and one that ends at 9, over it: of the
+    # blocks that start there, the one ending at 3 goes next to the block under, the one
+    # ending at 9 next to the block over, so that each pair's bytes come free together)
+    end = [3, 9, 5, 7]
+    ordered, from_below = _by_ends((2, 1, 0, 3), end, 3, 9, random.Random(0))
+    upwards = ordered if from_below else ordered[::-1]
+    assert upwards == [0, 3, 2, 1]
+    # (only the block under has a partner: stacked from below, the later ends lower)
+    assert _by_ends((2, 3, 0), end, 3, -1, random.Random(0)) == ([0, 3, 2], True)
+    assert _by_ends((2, 3, 1), end, -1, 9, random.Random(0)) == ([1, 2, 3], False)
+
+
+def test_it_comes_close_to_a_mosaics_optimum_where_best_fit_does_not():
+    # (a mosaic's runs of neighbours end together and their bytes go to the blocks that start:
+    # stacked by their ends, those come free in one piece; stacked the longest-lived next to
+    # either edge at random, this search ended 4.8 % above the optimum)
+    problem = mosaic_packing(600, seed=0)
+    blocks = make_blocks(problem)
+    greedy = get("best-fit")(problem)
+    _, offsets = blocks.arrays(greedy.placements)
+    out = improve(blocks, np.arange(len(blocks)), offsets, _budget(5.0),
+                  lower=objective_lower_bound(blocks) // blocks.scale)
+    blocks.to_plan(np.zeros(len(blocks), np.int64), out.packing, planner="gap-fill")  # checked
+    height = int((out.packing + blocks.size).max()) * blocks.scale
+    assert height <= 1.035 * problem.meta["optimum"] < greedy.height
