@@ -248,9 +248,12 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
                     merge_until=merge_until)
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
-            if ctx.goal == "minimise" and not tight and len(comp) >= params.local_search_from:
+            searched = ctx.goal == "minimise" and len(comp) >= params.local_search_from
+            if searched and not tight:
                 _local_search(ctx, comp, budget.share(params.local_search))
             _gap_fill(ctx, comp, budget.share(params.gap_fill))
+            if searched and tight:
+                _local_search(ctx, comp, budget.share(params.local_search_tight))
             filled = True
         if out.status == "feasible":
             _offer(ctx, comp, out.packing, "probe")
