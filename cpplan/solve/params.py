@@ -69,7 +69,8 @@ class SolverParams:
     #: what the order local search has: on random schedules of 2000 buffers it goes lower in
     #: seconds than the bisection's probes in the whole limit.
     local_search: float = 0.8
-    #: ... where it is tight, after the gap-fill search:
+    #: ... where it is tight, after the gap-fill search (which packs runs of neighbours freed
+    #: together; on buffers of every scale, where it finds little, the order search goes lowest).
     local_search_tight: float = 0.4
     #: ... on components of this many blocks or more: below it the bisection's probes do better
     #: (MiniMalloc's challenging set, up to 455 blocks, lost up to 28 % at 1 s with it).
