@@ -11,7 +11,8 @@ blocks that start go into them together:
    (those that end with the block under the gap next to it, those that end with the block
    over it next to that, the rest later ends lower: blocks that end together side by side,
    so that their bytes come free as one gap), each at its alignment;
-2. the blocks left over go best-fit: each into the narrowest gap it fits, as low as it fits.
+2. the blocks left over go one by one: each next to a gap's edge whose neighbour ends with it
+   where it fits there, else best-fit (into the narrowest gap it fits, as low as it fits).
 
 Where blocks free a run of neighbours and their bytes go to the blocks that start (the way
 networks reuse memory, and every generator of :mod:`cpplan.perfect` but one), the first step
@@ -215,21 +216,33 @@ def _place(m: _Moments, k: int, alive: list[int], off: list[int], height: int, f
         ordered, from_below = _by_ends(subset, end, lower_end, upper_end, rng)
         placed = _stack(m, ordered, g, off, from_below=from_below)
         if placed:
+            for i in subset:
+                under[off[i] + size[i]] = over[off[i]] = end[i]
             chosen = set(subset)
             todo = [i for i in todo if i not in chosen]
     for i in todo:
         best = None
         for g in gaps:
             y = -(-g[0] // align[i]) * align[i]
-            if y + size[i] <= g[1] and (best is None or g[1] - g[0] < best[1][1] - best[1][0]):
-                best = (y, g)
+            if y + size[i] > g[1]:
+                continue
+            # (next to a neighbour that ends with it where one does, else the narrowest gap)
+            lower, upper = under.get(g[0]) == end[i], over.get(g[1]) == end[i]
+            key = (not (lower or upper), g[1] - g[0])
+            if best is None or key < best[0]:
+                best = (key, (g[1] - size[i]) // align[i] * align[i] if upper and not lower
+                        else y, g)
         if best is None:
             return False, sums
-        y, g = best
+        _key, y, g = best
         off[i] = y
-        if y > g[0]:  # (the bytes under an aligned block stay a gap)
-            gaps.append([g[0], y])
-        g[0] = y + size[i]
+        under[y + size[i]] = over[y] = end[i]
+        if y + size[i] < g[1]:
+            if y > g[0]:  # (the bytes under an aligned block stay a gap)
+                gaps.append([g[0], y])
+            g[0] = y + size[i]
+        else:
+            g[1] = y
     return True, sums
 
 

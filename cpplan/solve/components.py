@@ -197,10 +197,11 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     real networks the first probe answers at once; on a tight component below
     ``first_look_from`` blocks the gap fill lowers best-fit's plan where the bisection's probes
     find nothing), and on components of ``local_search_from`` blocks or more by the order local
-    search too (before the gap fill, or after it where the component is tight). A component of ``first_look_from`` blocks or more, when tight, has a first
-    look (``first_look``: perfect packings are rebuilt in it) before the gap fill, the first
-    probe proper (``first_probe_before_lns``) after it, and with goal ``minimise`` LNS from
-    the best packing then has the rest (:func:`_lns`, on every core), not the bisection."""
+    search too (before the gap fill, or after it where the component is tight). A component
+    of ``first_look_from`` blocks or more, when tight, has a first look (``first_look``:
+    perfect packings are rebuilt in it) before the gap fill, the first probe proper
+    (``first_probe_before_lns``) after it, and with goal ``minimise`` LNS from the best
+    packing then has the rest (:func:`_lns`, on every core), not the bisection."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
