@@ -35,6 +35,10 @@ read-back's budget and retries and the hole search of large components had; the 
 makes them some of the others.) Every generator puts its construction's offsets in
 ``problem.meta["offsets"]`` (not hints: a solver must find the packing itself).
 
+:func:`thinned` takes a share of any of them away, all but the buffers alive at one moment:
+the optimum stays the width, but the load is below it at most moments, where the searches at
+zero slack (:mod:`cpplan.exact.refill`) do not apply as such (:mod:`cpplan.exact.air`).
+
 ``aligned=True`` cuts bytes on multiples of 64 and gives each buffer the largest power of two
 (64 to 4096) dividing the offset it was cut at, so the construction still fits: alignment then
 matters (MiniMalloc's and idealloc's evaluations use such alignments).
@@ -48,7 +52,7 @@ from .problem import Buffer, Problem
 
 __all__ = ["perfect_packing", "mosaic_packing", "realloc_packing", "regroup_packing",
            "serving_packing", "multiscale_packing", "repeated_packing", "stack_packing",
-           "ring_packing",
+           "ring_packing", "thinned",
            "FAMILIES", "HELD_OUT"]
 
 GRAIN = 64  # bytes, the cut grain of aligned packings
@@ -100,6 +104,26 @@ def perfect_packing(n: int, *, seed: int = 0, width: int = 1 << 20, horizon: int
             continue
         rects[j:j + 1] = pieces
     return _tiling_problem(rects, "perfect", "cpplan.perfect", n, seed, width, aligned)
+
+
+def thinned(problem: Problem, share: float, *, seed: int = 0) -> Problem:
+    """``problem``, a perfect packing (``meta["offsets"]``, ``meta["optimum"]``), with about
+    ``share`` of its buffers taken away at random (``seed``), but none of those alive at the
+    strip's middle moment (the median of the starts): that moment still loads the width, and
+    the construction's offsets of the buffers kept are a plan at it, so the optimum is the
+    width still. Named ``thinned-<share>-<name>``; ``meta["offsets"]`` holds the buffers kept.
+    """
+    if not 0.0 <= share < 1.0:
+        raise ValueError(f"share: {share} is not in [0, 1)")
+    buffers = problem.buffers
+    middle = int(np.median([b.start for b in buffers])) if buffers else 0
+    rng = np.random.default_rng(seed)
+    drop = rng.random(len(buffers)) < share
+    kept = [k for k, b in enumerate(buffers) if not drop[k] or b.start <= middle < b.end]
+    offsets = problem.meta["offsets"]
+    return Problem(tuple(buffers[k] for k in kept), name=f"thinned-{share:g}-{problem.name}",
+                   meta={**problem.meta, "offsets": tuple(offsets[k] for k in kept),
+                         "thinned": share})
 
 
 def _tiling_problem(rects: list[tuple[int, int, int, int]], kind: str, generator: str, n: int,

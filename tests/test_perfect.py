@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cpplan import Plan, check, make_blocks, max_load
-from cpplan.perfect import FAMILIES, HELD_OUT, perfect_packing
+from cpplan.perfect import FAMILIES, HELD_OUT, perfect_packing, thinned
 
 NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated", "stack", "ring")
 
@@ -81,6 +81,22 @@ def test_the_new_families_have_no_straight_cut_through_the_strip(family, seed, n
     # these constructions have none, in time or in bytes.
     problem = FAMILIES[family](n, seed=seed)
     assert _straight_cuts(problem) == ([], [])
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_thinned_perfect_packing_keeps_its_optimum_with_slack_elsewhere(family):
+    whole = FAMILIES[family](250, seed=1)
+    problem = thinned(whole, 0.2, seed=1)
+    width = problem.meta["optimum"]
+    assert 0 < len(problem.buffers) < len(whole.buffers)
+    plan = _construction(problem)  # (the construction's offsets of the buffers kept)
+    assert check(problem, plan) == [] and plan.height == width
+    load = _load(problem)
+    assert load.max() == width  # (the middle moment, whose buffers all stay)
+    assert (load < width).any()
+    assert thinned(whole, 0.0).buffers == whole.buffers
+    with pytest.raises(ValueError, match="share"):
+        thinned(whole, 1.0)
 
 
 def test_perfect_packings_have_their_first_cut():

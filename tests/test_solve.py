@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from cpplan import Alias, Buffer, CapacityError, Plan, Pool, Problem, check, objective_lower_bound
 from cpplan.deadline import Budget, PlanOptions
-from cpplan.perfect import perfect_packing, regroup_packing, stack_packing
+from cpplan.perfect import FAMILIES, perfect_packing, regroup_packing, stack_packing, thinned
 from cpplan.planners import get
 from cpplan.random_problems import random_problem
 from cpplan.solve import Progress, SolverParams, solve
@@ -517,6 +517,17 @@ def test_a_large_tight_component_with_slack_packed_by_the_tiling_search_needs_no
             "print(plan.status, plan.objective == p.meta['optimum'], 'ortools' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["optimal", "True", "False"]
+
+
+@pytest.mark.parametrize("family", ["serving", "repeated", "regroup"])
+def test_a_perfect_packing_thinned_of_a_few_buffers_is_rebuilt_with_its_air(family):
+    # (5 % of its buffers taken away: the load is below the optimum at most moments, where the
+    # searches at zero slack do not apply as such; with the free bytes as blocks they do)
+    problem = thinned(FAMILIES[family](250, seed=0), 0.05, seed=0)
+    plan = solve(problem, time_limit=10, deterministic=True)
+    assert check(problem, plan) == []
+    assert plan.status == "optimal" and plan.height == problem.meta["optimum"]
+    assert "air" in plan.stats["offered"]
 
 
 def test_importing_the_solver_leaves_or_tools_unloaded():

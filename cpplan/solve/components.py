@@ -38,6 +38,7 @@ from ..blocks import Blocks
 from ..bounds import stacking_height
 from ..deadline import Budget, OutOfTime
 from ..errors import CpplanError
+from ..exact.air import RULES, with_air
 from ..exact.dfs import single_pool
 from ..exact.gapfill import improve as gap_fill
 from ..exact.lazy import improve, minimise, peak_first, probe
@@ -216,6 +217,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     # tiling searches and their merges, which may take a share of all the probes' time, not
     # of the first's: merging 2500 blocks takes 0.2 s, the first look of a 5 s solve had 0.06 s)
     merge_until = merge_deadline(budget, len(comp))
+    _air(ctx, comp, budget.share(params.air))
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -273,6 +275,46 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             _lns(ctx, comp, budget, workers=budget.workers)  # (the machine is its own now)
         else:
             _minimise(ctx, comp, budget)
+
+
+def _air(ctx: Context, comp: Component, budget: Budget) -> None:
+    """The hole search (:mod:`cpplan.exact.refill`) on the component at the target with the
+    bytes left free as blocks (:mod:`cpplan.exact.air`), when they are few (at most
+    ``air_blocks`` per block) and the component is not at zero slack already: a perfect
+    packing with a few buffers taken away is rebuilt so, where every other search ends above
+    it. The free bytes are cut each way of :data:`cpplan.exact.air.RULES`, and the searches
+    of the ways take turns, ``air_slice`` of ``budget`` each, then twice as much, each going
+    on from where it stopped, until one packs (each way of cutting is a different tiling, or
+    none: most answer at once, "no" or a packing, and where two search on, the one that packs
+    in seconds is not starved by the other). A packing is offered (the air
+    taken out); a "no" proves nothing for the blocks alone, and is dropped."""
+    b, n, params = ctx.blocks, len(comp), ctx.params
+    target = ctx.target()
+    if not ctx.above_target(comp):
+        return
+    ways: dict[bytes, tuple[Blocks, np.ndarray, dict]] = {}
+    for rule in RULES:
+        got = with_air(b, comp.ids, target, most=int(params.air_blocks * n), rule=rule)
+        if got is None:  # (no air: at zero slack the probes have the hole search themselves)
+            return
+        more, ids = got
+        cut = np.stack((more.start[ids[n:]], more.end[ids[n:]], more.size[ids[n:]])).tobytes()
+        ways.setdefault(cut, (more, ids, {}))
+
+    from ..exact.refill import REFILL_NODES_PER_SECOND, refill  # (OR-Tools: exact.lazy)
+
+    turn = params.air_slice * budget.remaining()
+    while ways and budget.remaining() > params.min_probe:
+        for cut, (more, ids, keep) in list(ways.items()):
+            spent, slot = budget.elapsed(), budget.within(turn)
+            out = refill(more, ids, target, slot, keep=keep,
+                         node_budget=slot.nodes(REFILL_NODES_PER_SECOND))
+            if out.status == "feasible":
+                _offer(ctx, comp, out.packing[:n], "air")
+                return
+            if out.status == "infeasible" or budget.elapsed() - spent < turn / 2:
+                del ways[cut]  # (no tiling, or the search declined: alignments, time)
+        turn *= 2
 
 
 def _gap_fill(ctx: Context, comp: Component, budget: Budget) -> None:
