@@ -2,21 +2,24 @@
 
 The searches at zero slack (the hole search, :mod:`.refill`, and the tiling search,
 :mod:`.tiling`) rebuild perfect packings of hundreds of blocks in a second, but only where the
-load is the height at every moment: take a few of a perfect packing's buffers away (5 % of
-250) and neither applies, and every other search ends 1-9 % above the optimum. Yet a packing of
-such blocks at the height is still a tiling, of the blocks and the bytes left free.
+load is the height at every moment: take 5 % of a perfect packing's 250 buffers away
+(:func:`cpplan.perfect.thinned`) and neither applies, and every other search ends 1-15 %
+above the optimum. Yet a packing of such blocks at the height is still a tiling, of the
+blocks and of the bytes they leave free.
 
 :func:`with_air` writes those free bytes as *air blocks*: the height less the load, moment by
 moment (a step function), cut into rectangles, each starting where the free bytes grow and
-ending where they shrink. Where they shrink by exactly an air block's size, that block ends
-(a buffer taken away leaves a hole of its own size and lifetime); else the youngest ones end,
-the last cut to what is left (a stack; or the oldest, a queue: :data:`RULES`). The blocks and their air are at zero slack, and a
-tiling of them, the air taken out, is a packing of the blocks at the height. The converse does
-not hold: the free bytes of every packing may be cut into other rectangles, so a "no" for the
-blocks with air is no proof for the blocks alone, and callers treat it as no answer.
+ending where they shrink. Where they shrink by exactly an air block's size, that block ends (a
+buffer taken away leaves a hole of its own size and lifetime); else the youngest ones end, the
+last cut to what is left (a stack), or the oldest (a queue). Sliced at every moment a block
+starts or ends, the air blocks may also move at each. The blocks and their air are at zero
+slack, and a tiling of them, the air taken out, is a packing of the blocks at the height. The
+converse does not hold: the free bytes of a packing may be cut into other rectangles, so a
+"no" for the blocks with air is no proof for the blocks alone, and callers treat it as no
+answer; each way of cutting (:data:`RULES`) is a different tiling, or none.
 
-The idea of closing the slack with filler rectangles is as old as strip packing's
-lower-bound proofs; the cut by equal sizes, then as a stack, is cpplan's own.
+Closing the slack with filler rectangles is as old as strip packing's lower-bound proofs;
+the cuts here are cpplan's own.
 """
 
 from __future__ import annotations
@@ -128,7 +131,8 @@ def with_air(blocks: Blocks, ids: np.ndarray, height: int, *, most: int,
         pools=blocks.pools + ((pool,),) * k,
         piece_ptr=grown(blocks.piece_ptr, ptr + np.arange(1, k + 1)),
         piece_start=grown(blocks.piece_start, start), piece_end=grown(blocks.piece_end, end),
-        piece_lo=grown(blocks.piece_lo, np.zeros(k, np.int64)), piece_hi=grown(blocks.piece_hi, size),
+        piece_lo=grown(blocks.piece_lo, np.zeros(k, np.int64)),
+        piece_hi=grown(blocks.piece_hi, size),
         member_ptr=grown(blocks.member_ptr, np.full(k, blocks.member_ptr[-1])),
         traffic=grown(blocks.traffic, np.zeros(k, np.int64)),
     )
