@@ -202,7 +202,12 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     of ``first_look_from`` blocks or more, when tight, has a first look (``first_look``:
     perfect packings are rebuilt in it) before the gap fill, the first probe proper
     (``first_probe_before_lns``) after it, and with goal ``minimise`` LNS from the best
-    packing then has the rest (:func:`_lns`, on every core), not the bisection."""
+    packing then has the rest (:func:`_lns`, on every core), not the bisection.
+
+    A component whose free bytes at the target take few blocks (``air_blocks`` per block, not
+    none) has a glance of the first probe first (``air_glance``), then, where it does not
+    answer, the hole search with those bytes as blocks (:func:`_air`), then the first probe
+    as above."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
@@ -217,7 +222,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     # tiling searches and their merges, which may take a share of all the probes' time, not
     # of the first's: merging 2500 blocks takes 0.2 s, the first look of a 5 s solve had 0.06 s)
     merge_until = merge_deadline(budget, len(comp))
-    _air(ctx, comp, budget.share(params.air))
+    # (whether the free bytes as blocks have their turn after a glance: :func:`_air`)
+    aired = with_air(b, comp.ids, ctx.target(), most=int(params.air_blocks * len(comp))) is None
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -232,7 +238,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             target = (max(gave_up, lo - 1) + hi) // 2
             if target >= hi or target <= gave_up:
                 break
-        if quick:
+        if first and not aired:
+            share = params.air_glance
+        elif quick:
             share = params.first_look
         elif ctx.goal == "fit":
             share = 1.0  # one question, all of the component's time
@@ -250,6 +258,10 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
                     above_ends=lns_after,
                     near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep,
                     merge_until=merge_until)
+        if not aired and out.status == "unknown":  # (the glance, then the air, then the first)
+            aired = True
+            _air(ctx, comp, budget.share(params.air))
+            continue
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
             searched = ctx.goal == "minimise" and len(comp) >= params.local_search_from

@@ -58,12 +58,15 @@ class SolverParams:
     #: among hundreds of blocks (below it, the 250 blocks of the perfect packings are rebuilt
     #: by the probes alone).
     first_look_from: int = 400
-    #: Of a component's time, what the probes with the free bytes as blocks have first (a
-    #: nearly tight component: a perfect packing with a few buffers taken away is rebuilt in a
-    #: second or two, or not at all)...
+    #: A component with free bytes that take few blocks (air_blocks): what the first probe
+    #: has, a glance (it answers at once where it answers at all, as on most of the
+    #: challenging set), before...
+    air_glance: float = 0.05
+    #: ... the hole search with the free bytes as blocks (a nearly tight component: a perfect
+    #: packing with a few buffers taken away is rebuilt in a second or two, or not at all).
     air: float = 0.4
     #: ... each way of cutting them at first, then twice as much in turn (most answer at once).
-    air_slice: float = 0.1
+    air_slice: float = 0.05
     #: ... where they take at most this many blocks per block (more, and they are no tiling's
     #: small part: random schedules, real networks).
     air_blocks: float = 0.1
