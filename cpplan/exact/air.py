@@ -11,8 +11,8 @@ blocks and of the bytes they leave free.
 moment (a step function), cut into rectangles, each starting where the free bytes grow and
 ending where they shrink. Where they shrink by exactly an air block's size, that block ends (a
 buffer taken away leaves a hole of its own size and lifetime); else the youngest ones end, the
-last cut to what is left (a stack), or the oldest (a queue). Sliced at every moment a block
-starts or ends, the air blocks may also move at each. The blocks and their air are at zero
+last cut to what is left (a stack), or the oldest (a queue). Sliced at every moment the free
+bytes change, the air blocks may also move at each. The blocks and their air are at zero
 slack, and a tiling of them, the air taken out, is a packing of the blocks at the height. The
 converse does not hold: the free bytes of a packing may be cut into other rectangles, so a
 "no" for the blocks with air is no proof for the blocks alone, and callers treat it as no
@@ -38,9 +38,9 @@ __all__ = ["air_rectangles", "with_air", "RULES"]
 
 #: The ways to cut the free bytes, in the order tried: where they shrink by an air block's size,
 #: whether that block ends first; whether the youngest ends first (a stack) or the oldest (a
-#: queue); whether each air block is sliced at every moment a block starts or ends, so that
-#: the free bytes may move at each (many more blocks, but the tiling of fewer shapes). Cut one
-#: way, the blocks with their air may not tile where cut another way they do.
+#: queue); whether each air block is sliced at every moment the free bytes change, so that
+#: they may move at each (more blocks, but the tiling of fewer shapes). Cut one way, the
+#: blocks with their air may not tile where cut another way they do.
 RULES: tuple[tuple[bool, bool, bool], ...] = ((True, True, False), (True, True, True),
                                               (True, False, False))
 
@@ -50,7 +50,7 @@ def air_rectangles(blocks: Blocks, ids: np.ndarray, height: int, *,
     """The height (scaled) less the load of blocks ``ids`` over their span, cut into
     rectangles ``(start, end, size)`` (compressed time, scaled bytes) by ``rule`` (one of
     :data:`RULES`: whether a block of the size freed ends first, whether the youngest ends
-    first, whether each is sliced at every start and end of the blocks): at every moment their
+    first, whether each is sliced where the free bytes change): at every moment their
     sizes add up to the bytes left free. None where the load is above the height somewhere
     (no packing fits)."""
     matched, youngest, sliced = rule
@@ -87,8 +87,8 @@ def air_rectangles(blocks: Blocks, ids: np.ndarray, height: int, *,
                     alive[k][1] = size - cut
         before = now
     rects += [(start, t1, size) for start, size in alive]
-    if sliced:
-        moments = np.unique(np.concatenate((blocks.start[ids], blocks.end[ids]))).tolist()
+    if sliced:  # (at every moment the free bytes change: where the air's rectangles meet)
+        moments = sorted({t for start, end, _size in rects for t in (start, end)})
         rects = [(a, b, size) for start, end, size in rects
                  for a, b in itertools.pairwise(
                      [start, *moments[bisect.bisect_right(moments, start):

@@ -43,6 +43,10 @@ def test_where_the_free_bytes_shrink_by_an_air_blocks_size_that_block_ends_first
     rects = air_rectangles(blocks, np.arange(3), 10, rule=(True, False, False))
     assert sorted((int(blocks.times[s]), int(blocks.times[e]), z) for s, e, z in rects) == \
         [(0, 4, 3), (1, 3, 5)]
+    # Sliced where the free bytes change (at 1 and 3), the block of 3 may move there.
+    rects = air_rectangles(blocks, np.arange(3), 10, rule=(True, False, True))
+    assert sorted((int(blocks.times[s]), int(blocks.times[e]), z) for s, e, z in rects) == \
+        [(0, 1, 3), (1, 3, 3), (1, 3, 5), (3, 4, 3)]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
