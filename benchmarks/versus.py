@@ -34,6 +34,9 @@ networks traced with ``make_fx`` by :func:`cpplan.graph.fx.training_problem`; ne
         --time-limit 10 --tools cpplan best-fit idealloc minimalloc --below
     python benchmarks/versus.py --families mosaic realloc regroup serving multiscale repeated \
         --sizes 250 2000 --count 3 --time-limit 10 --tools cpplan best-fit idealloc minimalloc
+    python benchmarks/versus.py --families perfect mosaic realloc regroup serving multiscale \
+        repeated stack ring --sizes 250 --count 3 --time-limit 10 --thinned 0.05 \
+        --tools cpplan minimalloc
 
 How long it takes depends on the arguments: up to ``--time-limit`` per tool and instance, and
 less where they answer early (MiniMalloc often takes the whole limit). On this 2-core machine:
@@ -134,10 +137,11 @@ def _idealloc(problem, limit: float) -> tuple[float, int | None]:
 
 
 def _instances(families: list[str], sizes: list[int], count: int, tmp: Path,
-               failed: list[str]):
-    """(family, name, CSV path, capacity for a "fits?" question or None)."""
+               failed: list[str], thin: float = 0.0):
+    """(family, name, CSV path, capacity for a "fits?" question or None); perfect packings
+    thinned by ``thin`` (:func:`cpplan.perfect.thinned`) where it is not 0."""
     from cpplan.io import write_problem
-    from cpplan.perfect import FAMILIES
+    from cpplan.perfect import FAMILIES, thinned
     from cpplan.random_problems import random_problem
 
     generators = {**FAMILIES, "random": random_problem}
@@ -153,6 +157,8 @@ def _instances(families: list[str], sizes: list[int], count: int, tmp: Path,
             for n in sizes:
                 for seed in range(count):
                     p = generator(n, seed=seed, aligned=fam.startswith("aligned"))
+                    if thin and generator is not random_problem:
+                        p = thinned(p, thin, seed=seed)
                     path = tmp / f"{p.name}.csv"
                     write_problem(p, path)
                     yield fam, p.name, path, None
@@ -187,6 +193,9 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--names", nargs="*", default=None, help="only these instances")
     ap.add_argument("--tools", nargs="+", default=["cpplan", "minimalloc", "idealloc"])
+    ap.add_argument("--thinned", type=float, default=0.0, metavar="SHARE",
+                    help="take SHARE of each perfect packing's buffers away, all but those "
+                         "alive at its middle moment (cpplan.perfect.thinned: optimum = L still)")
     ap.add_argument("--below", action="store_true",
                     help="ask MiniMalloc to fit below cpplan's height where that is above L "
                          "and not proven (instances whose optimum is unknown)")
@@ -204,7 +213,7 @@ def main() -> int:
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for fam, name, path, cap in _instances(args.families, args.sizes, args.count,
-                                                Path(tmp), failed):
+                                                Path(tmp), failed, args.thinned):
             if args.names and name.split(".")[0] not in args.names:
                 continue
             try:
