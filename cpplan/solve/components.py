@@ -313,11 +313,17 @@ def _air(ctx: Context, comp: Component, budget: Budget) -> None:
         cut = np.stack((more.start[ids[n:]], more.end[ids[n:]], more.size[ids[n:]])).tobytes()
         ways.setdefault(cut, (more, ids, {}))
 
-    from ..exact.refill import REFILL_NODES_PER_SECOND, refill  # (OR-Tools: exact.lazy)
+    # (OR-Tools, loaded on first use: exact.lazy)
+    from ..exact.events import PAIRS_ENUMERATED, holes_of
+    from ..exact.refill import REFILL_NODES_PER_SECOND, refill
 
     turn = params.air_slice * budget.remaining()
     while ways and budget.remaining() > params.min_probe:
         for cut, (more, ids, keep) in list(ways.items()):
+            if "holes" not in keep:  # (listed within the air's time: seconds on thousands)
+                keep["holes"] = holes_of(more, ids, PAIRS_ENUMERATED, until=budget.deadline())
+                if budget.expired():
+                    return
             spent, slot = budget.elapsed(), budget.within(turn)
             out = refill(more, ids, target, slot, keep=keep,
                          node_budget=slot.nodes(REFILL_NODES_PER_SECOND))
