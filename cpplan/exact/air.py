@@ -87,13 +87,17 @@ def air_rectangles(blocks: Blocks, ids: np.ndarray, height: int, *,
                     alive[k][1] = size - cut
         before = now
     rects += [(start, t1, size) for start, size in alive]
-    if sliced:  # (at every moment the free bytes change: where the air's rectangles meet)
-        moments = sorted({t for start, end, _size in rects for t in (start, end)})
-        rects = [(a, b, size) for start, end, size in rects
-                 for a, b in itertools.pairwise(
-                     [start, *moments[bisect.bisect_right(moments, start):
-                                      bisect.bisect_left(moments, end)], end])]
-    return rects
+    return _sliced(rects) if sliced else rects
+
+
+def _sliced(rects: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Air rectangles ``rects`` cut at every moment the free bytes change (where one of them
+    starts or ends)."""
+    moments = sorted({t for start, end, _size in rects for t in (start, end)})
+    return [(a, b, size) for start, end, size in rects
+            for a, b in itertools.pairwise(
+                [start, *moments[bisect.bisect_right(moments, start):
+                                 bisect.bisect_left(moments, end)], end])]
 
 
 def with_air(blocks: Blocks, ids: np.ndarray, height: int, *, most: int,
@@ -112,8 +116,7 @@ def with_air(blocks: Blocks, ids: np.ndarray, height: int, *, most: int,
     whole = air_rectangles(blocks, ids, height, rule=(*rule[:2], False))
     if whole is None or not whole or len(whole) > most:
         return None
-    rects = air_rectangles(blocks, ids, height, rule=rule) if rule[2] else whole
-    assert rects is not None
+    rects = _sliced(whole) if rule[2] else whole
     start, end, size = (np.array(col, np.int64) for col in zip(*rects, strict=True))
     n, k = len(blocks), len(rects)
     none = np.full(k, -1, np.int64)

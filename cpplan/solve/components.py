@@ -222,8 +222,8 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     # tiling searches and their merges, which may take a share of all the probes' time, not
     # of the first's: merging 2500 blocks takes 0.2 s, the first look of a 5 s solve had 0.06 s)
     merge_until = merge_deadline(budget, len(comp))
-    # (whether the free bytes as blocks have their turn after a glance: :func:`_air`)
-    aired = with_air(b, comp.ids, ctx.target(), most=int(params.air_blocks * len(comp))) is None
+    # (the free bytes as blocks, each way of cutting them: their turn after a glance)
+    ways = _air_ways(ctx, comp)
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -238,7 +238,7 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             target = (max(gave_up, lo - 1) + hi) // 2
             if target >= hi or target <= gave_up:
                 break
-        if first and not aired:
+        if first and ways:
             share = params.air_glance
         elif quick:
             share = params.first_look
@@ -258,9 +258,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
                     above_ends=lns_after,
                     near=lambda plan, by: _offer(ctx, comp, plan.packing, by), keep=keep,
                     merge_until=merge_until)
-        if not aired and out.status == "unknown":  # (the glance, then the air, then the first)
-            aired = True
-            _air(ctx, comp, budget.share(params.air))
+        if ways and out.status == "unknown":  # (the glance, then the air, then the first)
+            _air(ctx, comp, budget.share(params.air), ways)
+            ways = []
             continue
         first, quick = quick, False  # (after the first look, the first probe proper)
         if not filled and out.status == "unknown":
@@ -289,37 +289,48 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
             _minimise(ctx, comp, budget)
 
 
-def _air(ctx: Context, comp: Component, budget: Budget) -> None:
+def _air_ways(ctx: Context, comp: Component) -> list[tuple[Blocks, np.ndarray]]:
+    """The component's blocks with the bytes they leave free at the target as blocks
+    (:func:`cpplan.exact.air.with_air`), one for each distinct way of cutting them
+    (:data:`cpplan.exact.air.RULES`); an empty list where those bytes take more than
+    ``air_blocks`` blocks per block, or no block at all (at zero slack the probes have the
+    hole search themselves)."""
+    b, n = ctx.blocks, len(comp)
+    ways: dict[bytes, tuple[Blocks, np.ndarray]] = {}
+    for rule in RULES:
+        got = with_air(b, comp.ids, ctx.target(), most=int(ctx.params.air_blocks * n),
+                       rule=rule)
+        if got is None:
+            return []
+        more, ids = got
+        cut = np.stack((more.start[ids[n:]], more.end[ids[n:]], more.size[ids[n:]])).tobytes()
+        ways.setdefault(cut, got)
+    return list(ways.values())
+
+
+def _air(ctx: Context, comp: Component, budget: Budget,
+         ways: list[tuple[Blocks, np.ndarray]]) -> None:
     """The hole search (:mod:`cpplan.exact.refill`) on the component at the target with the
-    bytes left free as blocks (:mod:`cpplan.exact.air`), when they are few (at most
-    ``air_blocks`` per block) and the component is not at zero slack already: a perfect
+    bytes left free as blocks, cut each of the ``ways`` (:func:`_air_ways`): a perfect
     packing with a few buffers taken away is rebuilt so, where every other search ends above
-    it. The free bytes are cut each way of :data:`cpplan.exact.air.RULES`, and the searches
-    of the ways take turns, ``air_slice`` of ``budget`` each, then twice as much, each going
-    on from where it stopped, until one packs (each way of cutting is a different tiling, or
-    none: most answer at once, "no" or a packing, and where two search on, the one that packs
-    in seconds is not starved by the other). A packing is offered (the air
-    taken out); a "no" proves nothing for the blocks alone, and is dropped."""
-    b, n, params = ctx.blocks, len(comp), ctx.params
+    it. The searches of the ways take turns, ``air_slice`` of ``budget`` each, then twice as
+    much, each going on from where it stopped, until one packs (each way of cutting is a
+    different tiling, or none: most answer at once, "no" or a packing, and where two search
+    on, the one that packs in seconds is not starved by the other). A packing is offered (the
+    air taken out); a "no" proves nothing for the blocks alone, and is dropped."""
+    n, params = len(comp), ctx.params
     target = ctx.target()
     if not ctx.above_target(comp):
         return
-    ways: dict[bytes, tuple[Blocks, np.ndarray, dict]] = {}
-    for rule in RULES:
-        got = with_air(b, comp.ids, target, most=int(params.air_blocks * n), rule=rule)
-        if got is None:  # (no air: at zero slack the probes have the hole search themselves)
-            return
-        more, ids = got
-        cut = np.stack((more.start[ids[n:]], more.end[ids[n:]], more.size[ids[n:]])).tobytes()
-        ways.setdefault(cut, (more, ids, {}))
-
     # (OR-Tools, loaded on first use: exact.lazy)
     from ..exact.events import PAIRS_ENUMERATED, holes_of
     from ..exact.refill import REFILL_NODES_PER_SECOND, refill
 
+    searches: list[tuple[Blocks, np.ndarray, dict]] = [(more, ids, {}) for more, ids in ways]
     turn = params.air_slice * budget.remaining()
-    while ways and budget.remaining() > params.min_probe:
-        for cut, (more, ids, keep) in list(ways.items()):
+    while searches and budget.remaining() > params.min_probe:
+        for way in list(searches):
+            more, ids, keep = way
             if "holes" not in keep:  # (listed within the air's time: seconds on thousands)
                 keep["holes"] = holes_of(more, ids, PAIRS_ENUMERATED, until=budget.deadline())
                 if budget.expired():
@@ -331,7 +342,8 @@ def _air(ctx: Context, comp: Component, budget: Budget) -> None:
                 _offer(ctx, comp, out.packing[:n], "air")
                 return
             if out.status == "infeasible" or budget.elapsed() - spent < turn / 2:
-                del ways[cut]  # (no tiling, or the search declined: alignments, time)
+                # (no tiling, or the search declined: alignments, time)
+                searches = [w for w in searches if w is not way]
         turn *= 2
 
 
