@@ -10,8 +10,9 @@ blocks and of the bytes they leave free.
 :func:`with_air` writes those free bytes as *air blocks*: the height less the load, moment by
 moment (a step function), cut into rectangles, each starting where the free bytes grow and
 ending where they shrink. Where they shrink by exactly an air block's size, that block ends (a
-buffer taken away leaves a hole of its own size and lifetime); else the youngest ones end, the
-last cut to what is left (a stack), or the oldest (a queue). Sliced at every moment the free
+buffer taken away leaves a hole of its own size and lifetime), or by two or three blocks'
+sizes, those end (buffers taken away may end together); else the youngest ones end, the last
+cut to what is left (a stack), or the oldest (a queue). Sliced at every moment the free
 bytes change, the air blocks may also move at each. The blocks and their air are at zero
 slack, and a tiling of them, the air taken out, is a packing of the blocks at the height. The
 converse does not hold: the free bytes of a packing may be cut into other rectangles, so a
@@ -36,23 +37,26 @@ from .dfs import plain, single_pool
 
 __all__ = ["air_rectangles", "with_air", "RULES"]
 
-#: The ways to cut the free bytes, in the order tried: where they shrink by an air block's size,
-#: whether that block ends first; whether the youngest ends first (a stack) or the oldest (a
-#: queue); whether each air block is sliced at every moment the free bytes change, so that
-#: they may move at each (more blocks, but the tiling of fewer shapes). Cut one way, the
-#: blocks with their air may not tile where cut another way they do.
-RULES: tuple[tuple[bool, bool, bool], ...] = ((True, True, False), (True, True, True),
-                                              (True, False, False))
+#: The ways to cut the free bytes, in the order tried: where they shrink, how many air blocks
+#: at most whose sizes add up to the bytes freed end first (buffers taken away may end
+#: together); whether the youngest ends first (a stack) or the oldest (a queue); whether each
+#: air block is sliced at every moment the free bytes change, so that they may move at each
+#: (more blocks, but the tiling of fewer shapes). Cut one way, the blocks with their air may
+#: not tile where cut another way they do.
+RULES: tuple[tuple[int, bool, bool], ...] = ((1, True, False), (1, True, True), (1, False, False),
+                                             (3, True, False), (3, True, True))
+#: The youngest air blocks among which three are looked for that a shrink of the free bytes ends.
+MATCH_AMONG = 32
 
 
 def air_rectangles(blocks: Blocks, ids: np.ndarray, height: int, *,
-                   rule: tuple[bool, bool, bool] = RULES[0]) -> list[tuple[int, int, int]] | None:
+                   rule: tuple[int, bool, bool] = RULES[0]) -> list[tuple[int, int, int]] | None:
     """The height (scaled) less the load of blocks ``ids`` over their span, cut into
     rectangles ``(start, end, size)`` (compressed time, scaled bytes) by ``rule`` (one of
-    :data:`RULES`: whether a block of the size freed ends first, whether the youngest ends
-    first, whether each is sliced where the free bytes change): at every moment their
-    sizes add up to the bytes left free. None where the load is above the height somewhere
-    (no packing fits)."""
+    :data:`RULES`: how many blocks at most adding up to the bytes freed end first, whether
+    the youngest ends first, whether each is sliced where the free bytes change): at every
+    moment their sizes add up to the bytes left free. None where the load is above the
+    height somewhere (no packing fits)."""
     matched, youngest, sliced = rule
     ids = np.asarray(ids, np.int64)
     mask = np.zeros(len(blocks), bool)
@@ -70,11 +74,10 @@ def air_rectangles(blocks: Blocks, ids: np.ndarray, height: int, *,
             alive.append([t, now - before])
         elif now < before:
             need = before - now
-            exact = next((k for k in range(len(alive) - 1, -1, -1) if alive[k][1] == need),
-                         None) if matched else None
-            if exact is not None:
-                rects.append((alive.pop(exact)[0], t, need))
-                need = 0
+            for k in sorted(_matching(alive, need, matched), reverse=True):
+                start, size = alive.pop(k)
+                rects.append((start, t, size))
+                need -= size
             k = -1 if youngest else 0
             while need:  # (the last one ending cut to what is left)
                 start, size = alive[k]
@@ -90,6 +93,25 @@ def air_rectangles(blocks: Blocks, ids: np.ndarray, height: int, *,
     return _sliced(rects) if sliced else rects
 
 
+def _matching(alive: list[list[int]], need: int, most: int) -> tuple[int, ...]:
+    """The positions in ``alive`` (``[start, size]``, oldest first) of at most ``most`` (up
+    to 3) air blocks whose sizes add up to ``need``: the fewest, the youngest first (three
+    only among the :data:`MATCH_AMONG` youngest); none if no such."""
+    sizes = [size for _start, size in alive]
+    youngest = range(len(alive) - 1, -1, -1)
+    at: dict[int, int] = {}  # (a size's youngest position)
+    for y in youngest:
+        at.setdefault(sizes[y], y)
+    if most >= 1 and need in at:
+        return (at[need],)
+    for k in range(2, most + 1):
+        for c in itertools.combinations(youngest[:MATCH_AMONG], k - 1):
+            last = at.get(need - sum(sizes[i] for i in c))
+            if last is not None and last not in c:
+                return (*c, last)
+    return ()
+
+
 def _sliced(rects: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
     """Air rectangles ``rects`` cut at every moment the free bytes change (where one of them
     starts or ends)."""
@@ -101,7 +123,7 @@ def _sliced(rects: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
 
 
 def with_air(blocks: Blocks, ids: np.ndarray, height: int, *, most: int,
-             rule: tuple[bool, bool, bool] = RULES[0]) -> tuple[Blocks, np.ndarray] | None:
+             rule: tuple[int, bool, bool] = RULES[0]) -> tuple[Blocks, np.ndarray] | None:
     """Blocks ``ids`` and their air at ``height`` (scaled), cut by ``rule``
     (:func:`air_rectangles`): new blocks, ``blocks``' own and
     the air after them (plain rectangles in the same pool, alignment 1), and the ids of the

@@ -40,13 +40,31 @@ def test_where_the_free_bytes_shrink_by_an_air_blocks_size_that_block_ends_first
     # ends there, the one of 3 at 4, whichever is younger.
     problem = Problem((Buffer("a", 7, 0, 1), Buffer("b", 2, 1, 3), Buffer("c", 7, 3, 4)))
     blocks = make_blocks(problem)
-    rects = air_rectangles(blocks, np.arange(3), 10, rule=(True, False, False))
+    rects = air_rectangles(blocks, np.arange(3), 10, rule=(1, False, False))
     assert sorted((int(blocks.times[s]), int(blocks.times[e]), z) for s, e, z in rects) == \
         [(0, 4, 3), (1, 3, 5)]
     # Sliced where the free bytes change (at 1 and 3), the block of 3 may move there.
-    rects = air_rectangles(blocks, np.arange(3), 10, rule=(True, False, True))
+    rects = air_rectangles(blocks, np.arange(3), 10, rule=(1, False, True))
     assert sorted((int(blocks.times[s]), int(blocks.times[e]), z) for s, e, z in rects) == \
         [(0, 1, 3), (1, 3, 3), (1, 3, 5), (3, 4, 3)]
+
+
+def test_where_two_air_blocks_add_up_to_the_bytes_freed_both_end_there():
+    # Height 12: free bytes 2 over [0, 6), 2 + 3 over [1, 6), 2 + 3 + 4 over [2, 4): they shrink
+    # by 2 + 4 at 4 (two buffers taken away ending together). With pairs matched, the blocks
+    # of 2 and 4 end there; with single blocks only, the youngest (4) ends and the next (3) is
+    # cut.
+    problem = Problem((Buffer("a", 10, 0, 1), Buffer("b", 7, 1, 2), Buffer("c", 3, 2, 4),
+                       Buffer("d", 9, 4, 6)))
+    blocks = make_blocks(problem)
+    times = blocks.times
+
+    def cut(rule):
+        rects = air_rectangles(blocks, np.arange(4), 12, rule=rule)
+        return sorted((int(times[s]), int(times[e]), z) for s, e, z in rects)
+
+    assert cut((3, True, False)) == [(0, 4, 2), (1, 6, 3), (2, 4, 4)]
+    assert cut((1, True, False)) == [(0, 6, 2), (1, 4, 2), (1, 6, 1), (2, 4, 4)]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
