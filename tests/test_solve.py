@@ -530,6 +530,16 @@ def test_a_perfect_packing_thinned_of_a_few_buffers_is_rebuilt_with_its_air(fami
     assert "air" in plan.stats["offered"]
 
 
+def test_a_large_component_near_a_tiling_leaves_the_end_to_lns():
+    # (480 blocks, thinned: not tight, and its air finds nothing in time; LNS from the best
+    # packing has the end, and goes lower than the probes did)
+    problem = thinned(FAMILIES["realloc"](500, seed=0), 0.05, seed=0)
+    plan = solve(problem, time_limit=4, deterministic=True)
+    assert check(problem, plan) == []
+    offered = plan.stats["offered"]
+    assert offered["lns"] < offered["probe"] and plan.objective == offered["lns"]
+
+
 def test_importing_the_solver_leaves_or_tools_unloaded():
     # (OR-Tools' cp_model imports pandas: a third to half a second of every command's start-up,
     # which a solve that the heuristics or the tiling search settle never needs; on Y_1 at

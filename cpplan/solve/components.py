@@ -16,7 +16,9 @@ leave goes to the larger after them), and each by the strategy its size calls fo
   of the time left goes to cpplan's order local search (:mod:`cpplan.planners.local_search`),
   which goes lower there in seconds than the bisection's probes in the whole limit; a tight
   component of ``first_look_from`` blocks or more has a first look before it, and LNS
-  (:mod:`cpplan.exact.lns`) takes the bisection's place after its first probe proper;
+  (:mod:`cpplan.exact.lns`) takes the bisection's place after its first probe proper; one
+  that is not tight but near a tiling (its free bytes at the bound take few rectangles: the
+  air of :mod:`cpplan.exact.air`) leaves the last ``lns_tail`` of its time to LNS;
 * a larger one, when tight at the target, goes to the tiling search first
   (:mod:`cpplan.exact.tiling`); otherwise it is **packed exact at its peak and greedy
   elsewhere** (:mod:`cpplan.exact.peak`), then improved by **large neighbourhood search**
@@ -207,7 +209,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     A component whose free bytes at the target take few blocks (``air_blocks`` per block, not
     none) has a glance of the first probe first (``air_glance``), then, where it does not
     answer, the hole search with those bytes as blocks (:func:`_air`), then the first probe
-    as above."""
+    as above. Such a component of ``first_look_from`` blocks or more that is not tight,
+    minimised, leaves ``lns_tail`` of its time to LNS from the best packing after all that (a
+    perfect packing with buffers taken away goes percents lower in it than with the probes)."""
     b, inc, params = ctx.blocks, ctx.incumbent, ctx.params
     gave_up = ctx.target() - 1  # the highest target a probe ran out of time on
     first = True
@@ -224,6 +228,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
     merge_until = merge_deadline(budget, len(comp))
     # (the free bytes as blocks, each way of cutting them: their turn after a glance)
     ways = _air_ways(ctx, comp)
+    # (a large component near a tiling, not tight: the probes and the air, then LNS the rest)
+    tail = large and bool(ways) and not lns_after and ctx.goal == "minimise"
+    whole, budget = budget, budget.share(1 - params.lns_tail) if tail else budget
     while budget.remaining() > params.min_probe and inc.infeasible is None:
         lo = ctx.target()
         h = inc.height(comp.ids)
@@ -282,8 +289,9 @@ def _probe_and_bisect(ctx: Context, comp: Component, budget: Budget) -> None:
         if lns_after and not first:  # (the first probe proper is done)
             break
     keep.clear()  # (the searches kept, their trees and models: tens of MB that LNS never reads)
+    budget = whole
     if ctx.goal == "minimise" and inc.infeasible is None:
-        if lns_after and inc.offsets is not None and ctx.above_target(comp):
+        if (lns_after or tail) and inc.offsets is not None and ctx.above_target(comp):
             _lns(ctx, comp, budget, workers=budget.workers)  # (the machine is its own now)
         else:
             _minimise(ctx, comp, budget)
@@ -456,6 +464,8 @@ def _lns(ctx: Context, comp: Component, budget: Budget, *, workers: int = 1) -> 
     ``budget`` runs out or it reaches the target, ``workers`` CP-SAT threads a window."""
     b, inc = ctx.blocks, ctx.incumbent
     assert inc.offsets is not None
+    if budget.expired():  # (stopped: not even the packing it started from is offered)
+        return
 
     def report(height: int, offsets: np.ndarray) -> None:
         _offer(ctx, comp, offsets.copy(), "lns")

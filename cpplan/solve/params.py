@@ -93,6 +93,12 @@ class SolverParams:
     #: ... of a tight component of first_look_from blocks or more, which LNS then improves: the
     #: other core's probes above the height reach their lowest in about half of what is left.
     first_probe_before_lns: float = 0.5
+    #: A component of first_look_from blocks or more whose free bytes take few blocks
+    #: (air_blocks) but that is not tight: what LNS from the best packing has at the end, after
+    #: the bisection's probes (on a perfect packing with buffers taken away LNS finds percents
+    #: where the probes find nothing; random schedules, which the probes bring within tenths
+    #: of a percent, have no such share).
+    lns_tail: float = 0.3
     #: The first probe of other components (a no raises the bound; a yes ends the bisection).
     first_probe: float = 0.4
     #: Each probe of the bisection that follows.
