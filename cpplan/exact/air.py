@@ -45,7 +45,8 @@ __all__ = ["air_rectangles", "with_air", "RULES"]
 #: not tile where cut another way they do.
 RULES: tuple[tuple[int, bool, bool], ...] = ((1, True, False), (1, True, True), (1, False, False),
                                              (3, True, False), (3, True, True))
-#: The youngest air blocks among which three are looked for that a shrink of the free bytes ends.
+#: Where two or three air blocks are looked for that a shrink of the free bytes ends: the
+#: first of two, or the first two of three, among so many of the youngest.
 MATCH_AMONG = 32
 
 
@@ -94,9 +95,10 @@ def air_rectangles(blocks: Blocks, ids: np.ndarray, height: int, *,
 
 
 def _matching(alive: list[list[int]], need: int, most: int) -> tuple[int, ...]:
-    """The positions in ``alive`` (``[start, size]``, oldest first) of at most ``most`` (up
-    to 3) air blocks whose sizes add up to ``need``: the fewest, the youngest first (three
-    only among the :data:`MATCH_AMONG` youngest); none if no such."""
+    """The positions in ``alive`` (``[start, size]``, oldest first) of at most ``most`` air
+    blocks whose sizes add up to ``need``, the fewest first: one of that size (the youngest),
+    else all but the last among the :data:`MATCH_AMONG` youngest (the youngest first), the
+    last the youngest block of the size still needed; none if no such."""
     sizes = [size for _start, size in alive]
     youngest = range(len(alive) - 1, -1, -1)
     at: dict[int, int] = {}  # (a size's youngest position)
