@@ -49,8 +49,8 @@ from ..load import load_profile
 from .dfs import plain, single_pool
 from .model import PackingModel
 
-__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "tiling_holes", "add_holes", "SIDE_MAX",
-           "SUBSETS_MAX", "SIDE_HARD", "CANDIDATES_MAX", "PAIRS_ENUMERATED"]
+__all__ = ["Hole", "Holes", "zero_slack", "holes_of", "tiling_holes", "add_holes", "subsets",
+           "SIDE_MAX", "SUBSETS_MAX", "SIDE_HARD", "CANDIDATES_MAX", "PAIRS_ENUMERATED"]
 
 # Enders or starters at one event up to which every subset of a side is enumerated (2 ** 16
 # sums at most, on arrays); beyond, the subsets of at most a few members (:data:`SUBSETS_MAX`
@@ -161,7 +161,7 @@ def zero_slack(blocks: Blocks, ids: np.ndarray, height: int) -> int | None:
     return height if bool((load[t0:t1][steps > 0] == height).all()) else None
 
 
-def _subsets(sizes: np.ndarray, members: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def subsets(sizes: np.ndarray, members: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The non-empty subsets of ``sizes`` of at most ``members`` members: bit masks, sums and
     numbers of members."""
     masks, bits = _masks(len(sizes), members)
@@ -282,8 +282,8 @@ def _candidates(enders: np.ndarray, starters: np.ndarray, size: np.ndarray, most
     few = BIG_MEMBERS if fewer is None else fewer
     ke = min(_members_within(len(enders)), few) if big else len(enders)
     ks = min(_members_within(len(starters)), few) if big else len(starters)
-    me, se, ce = _subsets(ze, ke)
-    ms, ss, cs = _subsets(zs, ks)
+    me, se, ce = subsets(ze, ke)
+    ms, ss, cs = subsets(zs, ks)
     if big:  # (the whole event too, as the last subset of each side)
         me, se, ce = (np.append(me, (1 << len(enders)) - 1), np.append(se, ze.sum()),
                       np.append(ce, len(enders)))

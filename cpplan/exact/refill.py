@@ -21,7 +21,14 @@ events to the first, and the offsets follow.
 An event of more blocks than :data:`.events.SIDE_MAX` a side gets only some of its candidates
 (:mod:`.events`); there a split may also leave out one hole not listed: enders are reserved for
 it, one by one, and the starters that no listed hole took fill them (their sums are equal, as
-the event's and every other hole's are), so a long run re-cut beside short ones is found.
+the event's and every other hole's are), so a long run re-cut beside short ones is found. A
+search that runs out of choices so (no proof: candidates were cut) goes again from the start
+once with two holes not listed or more allowed: the enders reserved split into a run holding
+the first of them that some order allows (:func:`_runs`) and the rest, the starters left over
+by their sums (``multiscale-500-2``: two runs of eight blocks freed at one event of 17, out of
+reach of one hole). Only on that second search: at every event, the splits it adds led the
+first search astray for longer than it had (``multiscale-500-0``, found in 200000 nodes with
+one, not in 690000 with more).
 
 Where alignments differ, an order may break them (an offset is the sum of the sizes below):
 each tree must then keep them in some frontier, checked on residue sets modulo the alignments
@@ -57,6 +64,7 @@ import itertools
 import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -64,7 +72,16 @@ import numpy as np
 
 from ..blocks import Blocks
 from ..deadline import Budget
-from .events import PAIRS_ENUMERATED, SIDE_MAX, Hole, Holes, holes_of, zero_slack
+from .events import (
+    BIG_MEMBERS,
+    PAIRS_ENUMERATED,
+    SIDE_MAX,
+    Hole,
+    Holes,
+    holes_of,
+    subsets,
+    zero_slack,
+)
 from .lookahead import Lookahead
 from .outcome import Outcome
 from .pqtree import Node, P, contiguous, digest, forced, frontier, leaf, locate, node, replace
@@ -94,6 +111,12 @@ ORDER_WORK_PER_BLOCK = 4
 # (seeded), after the first fails: where a bound on the starters of a hole was lost, the first
 # order read may put them where their enders cannot be aligned, and another order not.
 READ_TRIES = 4
+
+# Two holes not listed at one event: the starters left over are split by their sums among at
+# most so many of them (2 ** 16 subsets), and the runs of the enders reserved that hold the
+# first of them, which some order allows, are looked for among at most RUNS_MAX sets.
+TWO_STARTERS_MAX = 16
+RUNS_MAX = 1_000
 
 # The (event, tree) states searched to the end that a search keeps, at most (about 150 bytes
 # each): past it they are forgotten, and may be searched again.
@@ -157,6 +180,13 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
                             Residues.of(size, align))]
         if keep is not None:
             keep[key] = searches  # (the list itself: the calls after go on from its state)
+
+    def again(search: _Search) -> _Search:
+        """``search`` from the start, with two holes not listed at an event allowed."""
+        first = blocks.end[ids] if search.reverse else blocks.start[ids]
+        return _Search(search.holes, first, size, search.reverse,
+                       None if search.residues is None else Residues.of(size, align), two=True)
+
     deadline = budget.deadline()
     nodes = 0
 
@@ -193,6 +223,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
                 if search.holes.complete and not search.unread:
                     return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")
                 searches.pop(0)  # (its candidates were cut: the other way may still find one)
+                if not search.two:  # (and this way again, with two holes not listed an event)
+                    searches.append(again(search))
             elif turn_over:  # (else stopped: it goes on first in the next call)
                 search.slice_left, search.time_left = SLICE, SLICE_SECONDS
                 search.turns += 1
@@ -215,9 +247,9 @@ class _Search:
     back is passed over (``unread``: the search's end then proves nothing)."""
 
     def __init__(self, holes: Holes, start: np.ndarray, size: np.ndarray,
-                 reverse: bool, residues: Residues | None = None) -> None:
+                 reverse: bool, residues: Residues | None = None, *, two: bool = False) -> None:
         self.holes, self.size, self.reverse = holes, size, reverse
-        self.residues = residues
+        self.residues, self.two = residues, two
         live = np.flatnonzero(size > 0)
         key = -start[live] if reverse else start[live]  # (the first moment, this way)
         self.first = live[key == key.min()].tolist()
@@ -228,7 +260,7 @@ class _Search:
         self.events: dict[int, _Event] = {}
         tree = node(P, [leaf(j) for j in self.first])
         if residues is None or residues.fits(tree):
-            self.frames.append(_splits(tree, self.event(0), residues) if holes.events
+            self.frames.append(_splits(tree, self.event(0), residues, two) if holes.events
                                else iter([(tree, [])]))
         self.nodes_since = 0
         # (what is left of its turn, in nodes or seconds: :func:`refill` takes turns)
@@ -245,7 +277,7 @@ class _Search:
     def event(self, k: int) -> _Event:
         """Event ``k``'s candidates, looked up as :func:`_splits` does (made once)."""
         if k not in self.events:
-            self.events[k] = _Event.of(self.holes.events[k])
+            self.events[k] = _Event.of(self.holes.events[k], self.size)
         return self.events[k]
 
     def run(self, nodes: int, stopped: Callable[[], bool]) -> str:
@@ -274,7 +306,7 @@ class _Search:
                         continue
                     self.path.append(applied)
                     self.frames.append(_splits(tree, self.event(len(self.path)),
-                                               self.residues))
+                                               self.residues, self.two))
                     self.keys.append(key)
                     break
                 # (the last event's split: a tiling, if its offsets are read back)
@@ -314,10 +346,11 @@ class _Event:
     # disjoint from a split's blocks so far are picked out at once, not one by one.
     ender_bit: dict[int, int]
     starter_bit: dict[int, int]
+    size: np.ndarray = field(compare=False)  # (the blocks' sizes, by position)
     bits: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def of(cls, cands: tuple[Hole, ...]) -> _Event:
+    def of(cls, cands: tuple[Hole, ...], size: np.ndarray) -> _Event:
         starters = frozenset(j for h in cands for j in h.starters)
         enders = tuple(sorted({j for h in cands for j in h.enders}))
         # (each hole has an ender: the first free one is in one of those holding it)
@@ -330,7 +363,7 @@ class _Event:
         # missing: the enders left to it are reserved, and the starters left over fill them.
         return cls(starters, enders, holding, max(len(enders), len(starters)) > SIDE_MAX,
                    {j: 1 << i for i, j in enumerate(enders)},
-                   {j: 1 << i for i, j in enumerate(sorted(starters))})
+                   {j: 1 << i for i, j in enumerate(sorted(starters))}, size)
 
     def masks(self, ender: int) -> tuple[np.ndarray, np.ndarray]:
         """The bits of the enders and of the starters of each candidate holding ``ender``
@@ -344,7 +377,7 @@ class _Event:
         return got
 
 
-def _splits(tree: Node, event: _Event, residues: Residues | None = None
+def _splits(tree: Node, event: _Event, residues: Residues | None = None, two: bool = False
             ) -> Iterator[tuple[Node, list[_Applied]] | None]:
     """Every way to split an event into candidate holes (each ender and starter in exactly
     one) that some order of ``tree`` allows, with the tree after it and its holes as applied
@@ -367,6 +400,9 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
                 yield tree, list(applied)
             elif reserved and rest:
                 yield from hole(used, reserved, rest, reserved, tree, applied, taken_e, taken_s)
+                if two and len(reserved) + len(rest) > 2 * (BIG_MEMBERS + 1) and \
+                        1 < len(rest) <= TWO_STARTERS_MAX:
+                    yield from apart(used, reserved, rest, tree, applied, taken_e, taken_s)
             return
         yield None
         # (the rest of the event, the enders reserved too, as one hole alone where its enders
@@ -386,6 +422,29 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
         if cut:
             yield from covers(used, reserved | {free}, tree, applied,
                               taken_e | ender_bit[free], taken_s)
+
+    def apart(used: frozenset[int], reserved: frozenset[int], rest: tuple[int, ...], tree: Node,
+              applied: list[_Applied], taken_e: int, taken_s: int
+              ) -> Iterator[tuple[Node, list[_Applied]] | None]:
+        # (the enders reserved as two holes or more: a run of them holding the first, which
+        # some order allows, with starters left over of its sum; the rest reserved again)
+        masks, sums, _count = subsets(event.size[list(rest)], len(rest))
+        order = np.argsort(sums, kind="stable")
+        ordered = sums[order]
+        for run in _runs(tree, reserved):
+            if run is None:
+                yield None
+                continue
+            target = int(event.size[list(run)].sum())
+            lo, hi = np.searchsorted(ordered, [target, target + 1])
+            for m in masks[order[lo:hi]].tolist():
+                made = tuple(j for i, j in enumerate(rest) if m >> i & 1)
+                # (holes of at most BIG_MEMBERS blocks a side are listed: both are more)
+                if len(made) < len(rest) and \
+                        max(len(run), len(made)) > BIG_MEMBERS and \
+                        max(len(reserved) - len(run), len(rest) - len(made)) > BIG_MEMBERS:
+                    yield from hole(used, reserved, made, run, tree, applied, taken_e, taken_s)
+                    yield None
 
     def hole(used: frozenset[int], reserved: frozenset[int], made: tuple[int, ...],
              ends: frozenset[int], tree: Node, applied: list[_Applied], taken_e: int,
@@ -415,6 +474,30 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None
             residues.release(new.leaves, before)
 
     return covers(frozenset(), frozenset(), tree, [], 0, 0)
+
+
+def _runs(tree: Node, pool: frozenset[int]) -> Iterator[frozenset[int] | None]:
+    """The proper subsets of ``pool`` (leaves of ``tree``) that hold its least member and that
+    some order of ``tree`` has contiguous, the smallest first, among at most :data:`RUNS_MAX`
+    sets looked at (None now and then while looking). A run in some order grows from one of its
+    members a neighbour at a time, each step a run in that order, so growing by the sets that
+    stay contiguous finds every one."""
+    first = frozenset((min(pool),))
+    seen, queue = {first}, deque([first])
+    while queue:
+        run = queue.popleft()
+        if len(run) < len(pool):
+            yield run
+        for j in sorted(pool - run):
+            grown = run | {j}
+            if grown in seen:
+                continue
+            if len(seen) >= RUNS_MAX:
+                return
+            seen.add(grown)
+            if contiguous(tree, grown) is not None:
+                queue.append(grown)
+        yield None
 
 
 def _offsets(last: Node, path: list[list[_Applied]], size: np.ndarray,

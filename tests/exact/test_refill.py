@@ -290,7 +290,8 @@ def test_an_event_whose_enders_every_order_keeps_together_is_one_hole():
         problem = Problem(tuple(Buffer(k, sizes[k], 0, 2 if k != "c" else 4) for k in alive)
                           + (Buffer("d", 4, 2, 4), Buffer("e", 1, 2, 4)))
         blocks = make_blocks(problem)
-        event = _Event.of(holes_of(blocks, np.arange(len(blocks))).events[0])
+        event = _Event.of(holes_of(blocks, np.arange(len(blocks))).events[0],
+                          blocks.size.astype(np.int64))
         tree = node(P, [leaf(j) for j in range(len(alive))])
         return [sorted((len(ends), len(made)) for ends, made, _ in applied)
                 for split in _splits(tree, event) if split is not None
@@ -315,6 +316,30 @@ def test_a_wrong_split_early_is_found_out_without_searching_its_trees_again():
     assert search.failed  # (trees it did not search twice)
     assert search.found is not None
     offsets = search.found
+    for i in range(len(blocks)):
+        for j in range(i):
+            if blocks.start[i] < blocks.end[j] and blocks.start[j] < blocks.end[i]:
+                assert offsets[i] + size[i] <= offsets[j] or offsets[j] + size[j] <= offsets[i]
+    assert (offsets + size).max() == problem.meta["optimum"] // blocks.scale
+
+
+def test_the_enders_left_to_holes_not_listed_may_free_two_runs():
+    # multiscale-500-2: at its 37th event 17 blocks end and 17 start, so only holes of at most
+    # five blocks a side are listed, and the generator's tiling has two holes of eight there
+    # (and one of a block each, listed). The enders reserved for holes not listed lie in two
+    # runs apart: split into a run that some order allows and the rest, each with starters of
+    # its sum, the search gets past the event (without it, it runs out of choices there, and
+    # :func:`refill` searches that way again with it).
+    problem = multiscale_packing(500, seed=2)
+    blocks = make_blocks(problem)
+    ids = np.arange(len(blocks))
+    size = blocks.size.astype(np.int64)
+    holes = holes_of(blocks, ids, PAIRS_ENUMERATED)
+    assert _Search(holes, blocks.start, size, False).run(100_000, lambda: False) == "exhausted"
+    search = _Search(holes, blocks.start, size, False, two=True)
+    assert search.run(100_000, lambda: False) == "found"
+    offsets = search.found
+    assert offsets is not None
     for i in range(len(blocks)):
         for j in range(i):
             if blocks.start[i] < blocks.end[j] and blocks.start[j] < blocks.end[i]:
