@@ -384,8 +384,10 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None, two: bo
     (each hole's enders made contiguous, then swapped for its starters in any order): the
     candidates with the fewest blocks first, a hole that no order allows cut off at once, and
     only the rest of the event as one hole where every order has its enders contiguous. With
-    ``residues``, also a hole after which no order keeps the alignments. None now and then
-    while looking (so that a search can stop in a long look)."""
+    ``residues``, also a hole after which no order keeps the alignments. Where the candidates
+    were cut, the enders reserved are one hole not listed, and with ``two`` also two or more
+    (holes of more than :data:`.events.BIG_MEMBERS` blocks a side, the listed ones' size). None
+    now and then while looking (so that a search can stop in a long look)."""
     starters, enders, holding, cut = event.starters, event.enders, event.holding, event.cut
     ender_bit, starter_bit = event.ender_bit, event.starter_bit
 
