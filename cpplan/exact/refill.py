@@ -223,8 +223,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
                 if search.holes.complete and not search.unread:
                     return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")
                 searches.pop(0)  # (its candidates were cut: the other way may still find one)
-                if not search.two:  # (and this way again, with two holes not listed an event)
-                    searches.append(again(search))
+                if not search.two and _reserves(search.holes):  # (and this way again, with
+                    searches.append(again(search))  # two holes not listed at an event)
             elif turn_over:  # (else stopped: it goes on first in the next call)
                 search.slice_left, search.time_left = SLICE, SLICE_SECONDS
                 search.turns += 1
@@ -476,6 +476,14 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None, two: bo
             residues.release(new.leaves, before)
 
     return covers(frozenset(), frozenset(), tree, [], 0, 0)
+
+
+def _reserves(holes: Holes) -> bool:
+    """Whether some event of ``holes`` has more than :data:`.events.SIDE_MAX` enders or
+    starters, so that a split may reserve enders to holes not listed (:class:`_Event`)."""
+    return any(max(len({j for h in cands for j in h.enders}),
+                   len({j for h in cands for j in h.starters})) > SIDE_MAX
+               for cands in holes.events)
 
 
 def _runs(tree: Node, pool: frozenset[int]) -> Iterator[frozenset[int] | None]:
