@@ -15,7 +15,8 @@ time). A row per ``k``, from the wall down in steps of ``--step``.
 It also prints how many events have holes of the generator's that the candidates
 (:func:`cpplan.exact.events.holes_of`) do not list, and how many miss two or more: the search
 reserves enders to one hole not listed, never two, so there the generator's tiling is out of
-its reach.
+its reach (the searches here are one a way; :func:`cpplan.exact.refill.refill` searches a way
+that ran out of choices again with two holes not listed or more).
 
 Measured on 2026-11-27 (repeated-2000-1, 5 s each): forwards it stops at event 91 of 748,
 backwards 480 events from the end; from the generator's holes for 79 events it passes event
@@ -86,33 +87,33 @@ def generator_trees(blocks, holes: Holes, offsets: np.ndarray, events: int) -> l
     return trees
 
 
-def unlisted(blocks, holes: Holes, offsets: np.ndarray) -> tuple[int, int]:
-    """Events at which the generator's holes are not all among the candidates: how many, and
-    how many miss two or more (out of the search's reach: where an event's candidates were
-    cut, the search reserves enders to one hole not listed, never two)."""
+def missed(blocks, holes: Holes, offsets: np.ndarray
+           ) -> list[list[tuple[frozenset[int], frozenset[int]]]]:
+    """Per event, the generator's holes (enders, starters) that its candidates do not list."""
     truth = tiling_holes(blocks, offsets)
-    some = two = 0
+    out = []
     for cands in holes.events:
         listed = {(frozenset(h.enders), frozenset(h.starters)) for h in cands}
-        missed = sum((e, s) not in listed
-                     for e, s in truth[int(blocks.end[cands[0].enders[0]])])
-        some += missed > 0
-        two += missed > 1
-    return some, two
+        out.append([(e, s) for e, s in truth[int(blocks.end[cands[0].enders[0]])]
+                    if (e, s) not in listed])
+    return out
+
+
+def unlisted(blocks, holes: Holes, offsets: np.ndarray) -> tuple[int, int]:
+    """Events at which the generator's holes are not all among the candidates: how many, and
+    how many miss two or more (out of a first search's reach: where an event's candidates were
+    cut, it reserves enders to one hole not listed, never two)."""
+    per_event = missed(blocks, holes, offsets)
+    return sum(len(m) > 0 for m in per_event), sum(len(m) > 1 for m in per_event)
 
 
 def with_generators(blocks, holes: Holes, offsets: np.ndarray) -> Holes:
     """``holes`` with the generator's holes that the candidates do not list added to each
     event's (so that the generator's tiling is within the search's reach): whether the search
     then gets through tells a wall of candidates from a wall of choices."""
-    truth = tiling_holes(blocks, offsets)
-    events = []
-    for cands in holes.events:
-        listed = {(frozenset(h.enders), frozenset(h.starters)) for h in cands}
-        missed = [(e, s) for e, s in truth[int(blocks.end[cands[0].enders[0]])]
-                  if (e, s) not in listed]
-        events.append(cands + tuple(Hole(tuple(sorted(e)), tuple(sorted(s)),
-                                         int(blocks.size[sorted(e)].sum())) for e, s in missed))
+    events = [cands + tuple(Hole(tuple(sorted(e)), tuple(sorted(s)),
+                                 int(blocks.size[sorted(e)].sum())) for e, s in more)
+              for cands, more in zip(holes.events, missed(blocks, holes, offsets), strict=True)]
     return Holes(tuple(events), False, holes.size, holes.skipped, holes.whole)
 
 

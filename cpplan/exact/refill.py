@@ -161,8 +161,8 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
     pool = blocks.pools[int(ids[0])][0]
     size = blocks.size[ids].astype(np.int64)
     align = np.array([blocks.align_in(i, pool) for i in ids.tolist()], np.int64)
-    forwards = Residues.of(size, align)
-    if (align > 1).any() and forwards is None:
+    residues = Residues.of(size, align)
+    if (align > 1).any() and residues is None:
         return Outcome("unknown", detail="refill: alignments too many to check")
     if holes is None:
         # (every candidate enumerated: a split costs the search one node, not a model literal)
@@ -171,21 +171,20 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
             keep["holes"] = holes
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
-    # (residues of their own for each direction: a search binds those of the holes it fills)
-    key = ("searches", height, forwards is not None, ids.tobytes())
+    listed = holes
+
+    def new_search(reverse: bool, two: bool = False) -> _Search:
+        # (residues of its own for each search: a search binds those of the holes it fills)
+        return _Search(listed.reversed() if reverse else listed,
+                       blocks.end[ids] if reverse else blocks.start[ids], size, reverse,
+                       Residues.of(size, align), two=two)
+
+    key = ("searches", height, residues is not None, ids.tobytes())
     searches = None if keep is None else keep.get(key)
     if searches is None:
-        searches = [_Search(holes, blocks.start[ids], size, False, forwards),
-                    _Search(holes.reversed(), blocks.end[ids], size, True,
-                            Residues.of(size, align))]
+        searches = [new_search(False), new_search(True)]
         if keep is not None:
             keep[key] = searches  # (the list itself: the calls after go on from its state)
-
-    def again(search: _Search) -> _Search:
-        """``search`` from the start, with two holes not listed at an event allowed."""
-        first = blocks.end[ids] if search.reverse else blocks.start[ids]
-        return _Search(search.holes, first, size, search.reverse,
-                       None if search.residues is None else Residues.of(size, align), two=True)
 
     deadline = budget.deadline()
     nodes = 0
@@ -223,8 +222,9 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
                 if search.holes.complete and not search.unread:
                     return Outcome("infeasible", detail=f"refill, {nodes} nodes, every split tried")
                 searches.pop(0)  # (its candidates were cut: the other way may still find one)
-                if not search.two and _reserves(search.holes):  # (and this way again, with
-                    searches.append(again(search))  # two holes not listed at an event)
+                # (and this way again, with two holes not listed at an event)
+                if not search.two and any(_reserves(cands) for cands in listed.events):
+                    searches.append(new_search(search.reverse, two=True))
             elif turn_over:  # (else stopped: it goes on first in the next call)
                 search.slice_left, search.time_left = SLICE, SLICE_SECONDS
                 search.turns += 1
@@ -361,7 +361,7 @@ class _Event:
                 holding.setdefault(j, []).append((h.starters, ends, starts))
         # Where the candidates were cut (too many blocks to pair every subset), one hole may be
         # missing: the enders left to it are reserved, and the starters left over fill them.
-        return cls(starters, enders, holding, max(len(enders), len(starters)) > SIDE_MAX,
+        return cls(starters, enders, holding, _reserves(cands),
                    {j: 1 << i for i, j in enumerate(enders)},
                    {j: 1 << i for i, j in enumerate(sorted(starters))}, size)
 
@@ -478,12 +478,12 @@ def _splits(tree: Node, event: _Event, residues: Residues | None = None, two: bo
     return covers(frozenset(), frozenset(), tree, [], 0, 0)
 
 
-def _reserves(holes: Holes) -> bool:
-    """Whether some event of ``holes`` has more than :data:`.events.SIDE_MAX` enders or
-    starters, so that a split may reserve enders to holes not listed (:class:`_Event`)."""
-    return any(max(len({j for h in cands for j in h.enders}),
-                   len({j for h in cands for j in h.starters})) > SIDE_MAX
-               for cands in holes.events)
+def _reserves(cands: tuple[Hole, ...]) -> bool:
+    """Whether an event (its candidates ``cands``) has more than :data:`.events.SIDE_MAX`
+    enders or starters, so that its candidates were cut and a split may reserve enders to holes
+    not listed."""
+    return max(len({j for h in cands for j in h.enders}),
+               len({j for h in cands for j in h.starters})) > SIDE_MAX
 
 
 def _runs(tree: Node, pool: frozenset[int]) -> Iterator[frozenset[int] | None]:
