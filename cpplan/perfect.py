@@ -22,17 +22,21 @@ plan at that height, hence the optimum is ``width`` exactly. The constructions (
   forward pass and popped in reverse in the backward pass, workspaces filling the rest: nested
   lifetimes;
 * ``ring`` (:func:`ring_packing`): a streaming pipeline's ring buffer, a head sweeping the
-  arena bottom up and re-cutting the bytes it comes back to: first in, first out.
+  arena bottom up and re-cutting the bytes it comes back to: first in, first out;
+* ``fragments`` (:func:`fragments_packing`): two programs sharing an arena, the first's
+  buffers (drawn, not cut) placed by a first-fit allocator, the fragments its plan leaves
+  below its peak taken by the second's.
 
-The last eight have no straight cut through the strip, and are made neither by straight nor
-by pinwheel cuts. ``ring`` is held out (:data:`HELD_OUT`): the exact engine is tuned on the
-others and checked on it. (Each family before it was held out in turn until checked: ``regroup``
+The last nine have no straight cut through the strip, and are made neither by straight nor
+by pinwheel cuts. ``fragments`` is held out (:data:`HELD_OUT`): the exact engine is tuned on
+the others and checked on it. (Each family before it was held out in turn until checked: ``regroup``
 until the holes of :mod:`cpplan.exact.events`, tuned on ``mosaic`` and ``realloc``, had been,
 ``serving`` until the hole search of :mod:`cpplan.exact.refill`, built on ``regroup``, had,
 ``multiscale`` until the events of many blocks, built on ``mosaic``, had, and ``repeated``
 until the components' order and the residues of large P-nodes had, and ``stack`` until the
-read-back's budget and retries and the hole search of large components had; the work since
-makes them some of the others.) Every generator puts its construction's offsets in
+read-back's budget and retries and the hole search of large components had, and ``ring``
+until the cuts of two or three air blocks had; the work since makes them some of the
+others.) Every generator puts its construction's offsets in
 ``problem.meta["offsets"]`` (not hints: a solver must find the packing itself).
 
 :func:`thinned` takes a share of any of them away, all but the buffers alive at one moment:
@@ -52,7 +56,7 @@ from .problem import Buffer, Problem
 
 __all__ = ["perfect_packing", "mosaic_packing", "realloc_packing", "regroup_packing",
            "serving_packing", "multiscale_packing", "repeated_packing", "stack_packing",
-           "ring_packing", "thinned",
+           "ring_packing", "fragments_packing", "thinned",
            "FAMILIES", "HELD_OUT"]
 
 GRAIN = 64  # bytes, the cut grain of aligned packings
@@ -688,6 +692,126 @@ def ring_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: bool =
                            aligned)
 
 
+def fragments_packing(n: int, *, seed: int = 0, width: int = 1 << 20, aligned: bool = False,
+                      share: float = 0.3, recut: float = 0.1) -> Problem:
+    """A problem of about ``n`` buffers as two programs share an arena: the first's buffers
+    (about ``share`` of them: a network's activations, each op's output living a few ops and
+    now and then across many, as skip connections do, and scratch for one op, of sizes from
+    ``width / 512`` to ``width / 16`` at random on a log scale) are placed by a first-fit
+    allocator as they come (the lowest offset where each fits among those alive), and the
+    fragments that plan leaves below its peak are taken by the second's: at each moment the
+    free bytes not yet taken are cut into new buffers (each free run into pieces about as
+    large as the first program's largest, one more at random), and one of those alive whose
+    bytes stay free is ended there with probability ``recut`` and its bytes taken afresh with
+    its neighbours'. The optimum is the first plan's height (every moment is covered up to
+    it), so unlike the other families the width is not chosen but found.
+
+    The first program's buffers do not tile anything: their sizes and lifetimes are drawn, not
+    cut, and the shapes of the second's are the holes a greedy allocator leaves. No straight
+    cut crosses the strip (a draw that has one, in time or in bytes, is drawn again). The
+    count is met by drawing the first program again, larger or smaller, until both make
+    90-100 % of ``n``, then cutting buffers in two (the largest likelier).
+    """
+    grain = _grain(n, width, aligned)
+    rng = np.random.default_rng(seed)
+    first = max(1, int(n * share))
+    for _attempt in range(100):
+        rects = _fragments(rng, first, width, grain, recut)
+        if first > 1 and not 0.9 * n <= len(rects) <= n:
+            first = max(1, int(first * 0.95 * n / len(rects)))  # (drawn again, fewer or more)
+            continue
+        rects = _split_to(rng, rects, n, grain)
+        if n < 8 or not _straight_cut(rects):
+            break
+    else:
+        raise ValueError(f"n: no fragments packing of {n} buffers without a straight cut")
+    height = max(y1 for _t0, _t1, _y0, y1 in rects)
+    return _tiling_problem(rects, "fragments", "cpplan.perfect.fragments", n, seed, height,
+                           aligned)
+
+
+def _fragments(rng: np.random.Generator, count: int, width: int, grain: int,
+               recut: float) -> list[tuple[int, int, int, int]]:
+    """``count`` drawn buffers placed by first-fit, and their plan's free bytes below its
+    height cut into buffers (see :func:`fragments_packing`), as ``(t0, t1, y0, y1)``."""
+    lo, hi = max(grain, width // 512), max(grain, width // 16)
+    sizes = np.exp(rng.uniform(np.log(lo), np.log(hi), count))
+    sizes = np.maximum(grain, (sizes // grain).astype(np.int64) * grain)
+    drawn: list[tuple[int, int, int]] = []  # (t0, t1, size), one op a moment
+    op = 0
+    while len(drawn) < count:
+        life = int(rng.geometric(0.5)) if rng.random() > 0.1 else int(rng.integers(4, 40))
+        drawn.append((op, op + life, int(sizes[len(drawn)])))
+        if len(drawn) < count and rng.random() < 0.3:
+            drawn.append((op, op + 1, int(sizes[len(drawn)])))  # (scratch)
+        op += 1
+    placed: list[tuple[int, int, int, int]] = []
+    alive: list[tuple[int, int, int]] = []  # (y0, y1, t1) in byte order
+    for t0, t1, size in drawn:
+        alive = [a for a in alive if a[2] > t0]
+        y = 0
+        for y0, y1, _end in alive:
+            if y0 - y >= size:
+                break
+            y = max(y, y1)
+        alive.append((y, y + size, t1))
+        alive.sort()
+        placed.append((t0, t1, y, y + size))
+    height = max(y1 for _t0, _t1, _y0, y1 in placed)
+    events = sorted({t for t0, t1, _y0, _y1 in placed for t in (t0, t1)})
+    fillers: list[tuple[int, int, int, int]] = []
+    open_: list[tuple[int, int, int]] = []  # (y0, y1, t0) of the second program's, alive
+    box = np.array(placed, np.int64).reshape(-1, 4)
+    for t in events[:-1]:
+        now = box[(box[:, 0] <= t) & (t < box[:, 1])]
+        taken = sorted(zip(now[:, 2].tolist(), now[:, 3].tolist(), strict=True))
+        free, y = [], 0
+        for y0, y1 in taken + [(height, height)]:
+            if y0 > y:
+                free.append((y, y0))
+            y = max(y, y1)
+        kept = []
+        # (Where every buffer of the first program ends, none of the second's is cut afresh:
+        # else a straight cut in time could cross the strip there.)
+        odds = recut if ((box[:, 0] < t) & (t < box[:, 1])).any() else 0.0
+        for a, b in free:
+            inside = sorted(f for f in open_ if a <= f[0] and f[1] <= b)
+            ended = {k for k in range(len(inside)) if rng.random() < odds}
+            # (A filler cut afresh takes its neighbours' bytes too, so that their number
+            # does not grow without end.)
+            ended |= {k + d for k in ended for d in (-1, 1) if 0 <= k + d < len(inside)}
+            kept += [f for k, f in enumerate(inside) if k not in ended]
+            y = a
+            for y0, y1, _t0 in [f for k, f in enumerate(inside) if k not in ended] + [(b, b, t)]:
+                if y0 > y:
+                    # (No larger than the first program's, as a rule.)
+                    parts = -(-(y0 - y) // hi) + int(rng.random() < 0.3)
+                    cuts = (_cuts(rng, (y0 - y) // grain, parts) * grain + y).tolist()
+                    kept += [(c0, c1, t) for c0, c1 in zip(cuts[:-1], cuts[1:], strict=True)]
+                y = max(y, y1)
+        still = set(kept)
+        fillers += [(t0, t, y0, y1) for y0, y1, t0 in open_ if (y0, y1, t0) not in still]
+        open_ = kept
+    fillers += [(t0, events[-1], y0, y1) for y0, y1, t0 in open_]
+    return placed + fillers
+
+
+def _straight_cut(rects: list[tuple[int, int, int, int]]) -> bool:
+    """Whether some moment or byte strictly inside the strip tiled by ``rects``
+    (``(t0, t1, y0, y1)``) is crossed by none of them."""
+    for lo, hi in ((0, 1), (2, 3)):
+        starts = np.array([r[lo] for r in rects])
+        ends = np.array([r[hi] for r in rects])
+        points = np.unique(np.concatenate([starts, ends]))
+        points = points[(points > starts.min()) & (points < ends.max())]
+        crossed = np.zeros(len(points) + 1, np.int64)
+        np.add.at(crossed, np.searchsorted(points, starts, side="right"), 1)
+        np.add.at(crossed, np.searchsorted(points, ends, side="left"), -1)
+        if (np.cumsum(crossed)[:-1] == 0).any():
+            return True
+    return False
+
+
 def _grain(n: int, width: int, aligned: bool) -> int:
     """The cut grain in bytes (:data:`GRAIN` for aligned packings, else 1), once ``n`` and
     ``width`` are checked."""
@@ -835,5 +959,5 @@ def _split_to(rng: np.random.Generator, rects: list[tuple[int, int, int, int]], 
 FAMILIES = {"perfect": perfect_packing, "mosaic": mosaic_packing, "realloc": realloc_packing,
             "regroup": regroup_packing, "serving": serving_packing,
             "multiscale": multiscale_packing, "repeated": repeated_packing,
-            "stack": stack_packing, "ring": ring_packing}
-HELD_OUT = "ring"
+            "stack": stack_packing, "ring": ring_packing, "fragments": fragments_packing}
+HELD_OUT = "fragments"

@@ -9,7 +9,8 @@ import pytest
 from cpplan import Plan, check, make_blocks, max_load
 from cpplan.perfect import FAMILIES, HELD_OUT, perfect_packing, thinned
 
-NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated", "stack", "ring")
+NEW = ("mosaic", "realloc", "regroup", "serving", "multiscale", "repeated", "stack", "ring",
+       "fragments")
 
 
 def _construction(problem) -> Plan:
@@ -143,3 +144,15 @@ def test_a_ring_packing_sweeps_the_arena_from_the_bottom_up(seed):
     climb = [lowest[t] for t in sorted(lowest)]
     falls = sum(b < a for a, b in zip(climb[:-1], climb[1:], strict=True))
     assert 2 <= falls < 0.2 * len(climb)
+
+
+
+def test_a_fragments_packing_is_as_high_as_its_first_programs_plan_not_as_wide_as_asked():
+    # Two programs share an arena: the first's buffers are drawn and placed by first-fit, the
+    # second's fill the holes up to the first's peak, which is the optimum (the width asked
+    # for only scales the sizes drawn).
+    heights = {FAMILIES["fragments"](250, seed=seed, width=1 << 20).meta["optimum"]
+               for seed in range(3)}
+    assert len(heights) == 3 and 1 << 20 not in heights
+    wider = FAMILIES["fragments"](250, seed=0, width=1 << 24).meta["optimum"]
+    assert wider > 8 * min(heights)
