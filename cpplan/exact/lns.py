@@ -52,7 +52,9 @@ WINDOW_MAX = 250
 # every thread holds its own copy of the model (S_1's peak memory: benchmarks/solve_memory.py).
 LNS_WORKERS = 1
 GRAVITY = 0.5  # share of windows that minimise their offsets' sum rather than their height
-STEP_SECONDS = 0.3  # time per window: improvements come early, proofs late
+# Time per window: improvements come early, proofs late; many short windows go lower than
+# fewer long ones (benchmarks/lns_steps.py).
+STEP_SECONDS = 0.1
 # Deterministic mode: nominal seconds to build a model, per block in it (building is Python
 # work that CP-SAT's deterministic time does not count).
 BUILD_SECONDS_PER_BLOCK = 2e-5
@@ -116,7 +118,7 @@ def _obstacles(blocks: Blocks, ids: np.ndarray, offs: np.ndarray, win: np.ndarra
 
 
 def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget, *,
-            lower: int = 0, workers: int = LNS_WORKERS,
+            lower: int = 0, workers: int = LNS_WORKERS, step: float = STEP_SECONDS,
             report: Callable[[int, np.ndarray], None] | None = None) -> Outcome:
     """Lower the height of the packing ``offsets`` of blocks ``ids`` (one pool, scaled units)
     until ``budget`` runs out, the stop flag is set, or the height reaches ``lower``.
@@ -125,14 +127,14 @@ def improve(blocks: Blocks, ids: np.ndarray, offsets: np.ndarray, budget: Budget
     packing when no window improved it). ``report(height, offsets)`` is called on every
     improvement. Every accepted packing is valid when the given one is: each window is solved
     among all the blocks it can meet. ``workers``: CP-SAT's threads per window (more where
-    the component is small enough for their copies of the model and has the machine to itself).
+    the component is small enough for their copies of the model and has the machine to itself);
+    ``step``: the seconds a window has (``benchmarks/lns_steps.py`` compares them).
     """
     ids = np.asarray(ids, np.int64)
     offs = np.asarray(offsets, np.int64).copy()
     size = blocks.size[ids]
     rng = np.random.default_rng(budget.seed)
     k = min(WINDOW_START, len(ids))
-    step = STEP_SECONDS
     windows = improved = 0
     memory_ceiling = ceiling(WINDOW_GROWTH_MB)  # (the whole search's, set once)
     overhead = 0.0  # the most a window took to choose and build, on the budget's clock
