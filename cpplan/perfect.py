@@ -50,6 +50,8 @@ matters (MiniMalloc's and idealloc's evaluations use such alignments).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from .problem import Buffer, Problem
@@ -764,37 +766,40 @@ def _fragments(rng: np.random.Generator, count: int, width: int, grain: int,
     box = np.array(placed, np.int64).reshape(-1, 4)
     for t in events[:-1]:
         now = box[(box[:, 0] <= t) & (t < box[:, 1])]
-        taken = sorted(zip(now[:, 2].tolist(), now[:, 3].tolist(), strict=True))
-        free, y = [], 0
-        for y0, y1 in taken + [(height, height)]:
-            if y0 > y:
-                free.append((y, y0))
-            y = max(y, y1)
+        free = _gaps(zip(now[:, 2].tolist(), now[:, 3].tolist(), strict=True), 0, height)
         kept = []
         # (Where every buffer of the first program ends, none of the second's is cut afresh:
         # else a straight cut in time could cross the strip there.)
-        odds = recut if ((box[:, 0] < t) & (t < box[:, 1])).any() else 0.0
+        odds = recut if (now[:, 0] < t).any() else 0.0
         for a, b in free:
             inside = sorted(f for f in open_ if a <= f[0] and f[1] <= b)
             ended = {k for k in range(len(inside)) if rng.random() < odds}
             # (A filler cut afresh takes its neighbours' bytes too, so that their number
             # does not grow without end.)
             ended |= {k + d for k in ended for d in (-1, 1) if 0 <= k + d < len(inside)}
-            kept += [f for k, f in enumerate(inside) if k not in ended]
-            y = a
-            for y0, y1, _t0 in [f for k, f in enumerate(inside) if k not in ended] + [(b, b, t)]:
-                if y0 > y:
-                    # (No larger than the first program's, as a rule.)
-                    parts = -(-(y0 - y) // hi) + int(rng.random() < 0.3)
-                    cuts = (_cuts(rng, (y0 - y) // grain, parts) * grain + y).tolist()
-                    kept += [(c0, c1, t) for c0, c1 in zip(cuts[:-1], cuts[1:], strict=True)]
-                y = max(y, y1)
+            stay = [f for k, f in enumerate(inside) if k not in ended]
+            kept += stay
+            for y0, y1 in _gaps(((y0, y1) for y0, y1, _t0 in stay), a, b):
+                # (No larger than the first program's, as a rule.)
+                parts = -(-(y1 - y0) // hi) + int(rng.random() < 0.3)
+                cuts = (_cuts(rng, (y1 - y0) // grain, parts) * grain + y0).tolist()
+                kept += [(c0, c1, t) for c0, c1 in zip(cuts[:-1], cuts[1:], strict=True)]
         still = set(kept)
         fillers += [(t0, t, y0, y1) for y0, y1, t0 in open_ if (y0, y1, t0) not in still]
         open_ = kept
     fillers += [(t0, events[-1], y0, y1) for y0, y1, t0 in open_]
     return placed + fillers
 
+
+def _gaps(spans: Iterable[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
+    """The runs of ``[lo, hi)`` that none of ``spans`` (``(y0, y1)``, within it) covers,
+    bottom to top."""
+    gaps, y = [], lo
+    for y0, y1 in sorted(spans) + [(hi, hi)]:
+        if y0 > y:
+            gaps.append((y, y0))
+        y = max(y, y1)
+    return gaps
 
 def _straight_cut(rects: list[tuple[int, int, int, int]]) -> bool:
     """Whether some moment or byte strictly inside the strip tiled by ``rects``

@@ -171,7 +171,7 @@ def refill(blocks: Blocks, ids: np.ndarray, height: int, budget: Budget, *,
             keep["holes"] = holes
     if holes.skipped:
         return Outcome("unknown", detail=f"refill: {holes.skipped} events without candidates")
-    listed = holes
+    listed = holes  # (the closure below sees ``holes`` as possibly None)
 
     def new_search(reverse: bool, two: bool = False) -> _Search:
         # (residues of its own for each search: a search binds those of the holes it fills)
